@@ -1,0 +1,69 @@
+"""Plain-data forms of ledger records, shared by the stores (JSON columns, Neo4j maps)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime
+from typing import Any
+
+from graph.model import Cardinality, ConflictPolicy, ValueType
+from graph.temporal import Assertion, Claim
+
+
+def claim_to_dict(c: Claim) -> dict[str, Any]:
+    d = dataclasses.asdict(c)
+    d["value_type"] = c.value_type.value
+    d["cardinality"] = c.cardinality.value
+    return d
+
+
+def claim_from_dict(d: dict[str, Any]) -> Claim:
+    return Claim(
+        **{
+            **d,
+            "value_type": ValueType(d["value_type"]),
+            "cardinality": Cardinality(d["cardinality"]),
+        }
+    )
+
+
+def assertion_payload(a: Assertion) -> str:
+    """The parts of an assertion that are not stored in their own columns or properties."""
+    return json.dumps(
+        {"claim": claim_to_dict(a.claim) if a.claim else None, "policy": a.policy.value},
+        separators=(",", ":"),
+    )
+
+
+def assertion_from_parts(
+    *,
+    seq: int,
+    kind: str,
+    fact_id: str,
+    recorded_at: datetime,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
+    source_episode_id: str | None,
+    payload: str,
+) -> Assertion:
+    p = json.loads(payload)
+    return Assertion(
+        seq=seq,
+        kind="retract" if kind == "retract" else "assert",
+        fact_id=fact_id,
+        recorded_at=recorded_at,
+        valid_from=valid_from,
+        valid_to=valid_to,
+        claim=claim_from_dict(p["claim"]) if p["claim"] else None,
+        source_episode_id=source_episode_id,
+        policy=ConflictPolicy(p["policy"]),
+    )
+
+
+def dump_value(value: Any) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def load_value(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

@@ -1,0 +1,240 @@
+"""Domain records. Every record carries its tenant; times are aware UTC datetimes.
+
+A *fact* is one interval of one timeline; the store keeps every *version* of it in system
+time (``recorded_at`` → ``retired_at``) and never edits a version in place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+TENANT_RE = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+PREDICATE_RE = r"^[a-z][a-z0-9_]{0,63}$"
+TYPE_RE = r"^[A-Z][A-Za-z0-9_]{0,63}$"
+# Entity and episode ids: printable, no control characters, bounded.
+ID_RE = r"^[^\x00-\x1f\x7f]{1,256}$"
+
+TenantId = Annotated[str, StringConstraints(pattern=TENANT_RE)]
+EntityId = Annotated[str, StringConstraints(pattern=ID_RE)]
+EpisodeId = Annotated[str, StringConstraints(pattern=ID_RE)]
+Predicate = Annotated[str, StringConstraints(pattern=PREDICATE_RE)]
+TypeName = Annotated[str, StringConstraints(pattern=TYPE_RE)]
+Scalar = str | int | float | bool
+
+DEFAULT_ENTITY_TYPE = "Entity"
+DEFAULT_MEMORY_TYPE = "semantic"
+DEFAULT_RETENTION = "keep"
+
+_tenant_re = re.compile(TENANT_RE)
+
+
+def valid_tenant(tenant_id: str) -> bool:
+    return bool(_tenant_re.match(tenant_id))
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+class ValueType(StrEnum):
+    STRING = "string"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    DATETIME = "datetime"
+    ENTITY = "entity"
+
+
+class Cardinality(StrEnum):
+    ONE = "one"
+    MANY = "many"
+
+
+class ConflictPolicy(StrEnum):
+    REJECT = "reject"
+    LATEST_RECORDED_WINS = "latest_recorded_wins"
+    HIGHEST_CONFIDENCE_WINS = "highest_confidence_wins"
+
+
+class EpisodeKind(StrEnum):
+    MESSAGE = "message"
+    DOCUMENT = "document"
+    TOOL_RESULT = "tool_result"
+    EVENT = "event"
+
+
+class EpisodeStatus(StrEnum):
+    STORED = "stored"
+    PENDING = "pending"
+    PROCESSING = "processing"
+    EXTRACTED = "extracted"
+    FAILED = "failed"
+
+
+class ExtractMode(StrEnum):
+    NONE = "none"
+    SYNC = "sync"
+    BACKGROUND = "background"
+
+
+class WriteStatus(StrEnum):
+    CREATED = "created"  # a new fact interval was recorded
+    UNCHANGED = "unchanged"  # identical redelivery: nothing written
+    CORROBORATED = "corroborated"  # same statement from another episode: source added
+    KEPT_EXISTING = "kept_existing"  # the policy kept the recorded fact
+
+
+def canonical_value(value: Scalar | None) -> str | None:
+    """The comparable form of a literal; ``1`` and ``1.0`` are one number."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value, sort_keys=True)
+
+
+class MemoryDelta(BaseModel):
+    """One candidate write: a fact as proposed by a client, an extractor or a mapper."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject: EntityId
+    subject_type: TypeName | None = None
+    predicate: Predicate
+    value: Scalar | None = None
+    object: EntityId | None = None
+    object_type: TypeName | None = None
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+    source_episode_id: EpisodeId | None = None
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    memory_type: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
+    retention_policy: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
+    evidence: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+class Fact(BaseModel):
+    """One version of one fact interval, as stored and as returned."""
+
+    tenant_id: str
+    fact_id: str
+    version_id: str
+    subject: str
+    subject_type: str
+    predicate: str
+    value: Scalar | None = None
+    value_type: ValueType
+    object: str | None = None
+    object_type: str | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    recorded_at: datetime
+    retired_at: datetime | None = None
+    source_episode_id: str | None
+    sources: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    confidence: float
+    memory_type: str
+    schema_version: int
+    retention_policy: str
+    cardinality: Cardinality
+
+    def sentence(self) -> str:
+        """A short text form used for fulltext and embeddings."""
+        what = self.object if self.object is not None else self.value
+        return f"{self.subject} {self.predicate.replace('_', ' ')} {what}"
+
+
+class Entity(BaseModel):
+    tenant_id: str
+    entity_id: str
+    entity_type: str = DEFAULT_ENTITY_TYPE
+    name: str
+    aliases: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    created_at: datetime
+
+
+EpisodeContent = str | dict[str, Any]
+
+
+class EpisodeCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: EpisodeId | None = None
+    kind: EpisodeKind = EpisodeKind.MESSAGE
+    source: Annotated[str, StringConstraints(max_length=256)] | None = None
+    content: EpisodeContent
+    occurred_at: AwareDatetime
+    session_id: Annotated[str, StringConstraints(max_length=256)] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    extract: ExtractMode | None = None
+    facts: list[MemoryDelta] | None = None  # deltas the client extracted itself
+
+
+class Episode(BaseModel):
+    tenant_id: str
+    episode_id: str
+    kind: EpisodeKind
+    source: str | None = None
+    content: EpisodeContent
+    content_hash: str
+    occurred_at: datetime
+    session_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    recorded_at: datetime
+    status: EpisodeStatus = EpisodeStatus.STORED
+    attempts: int = 0
+    last_error: str | None = None
+    rejected: list[dict[str, Any]] = Field(default_factory=list)
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        return json.dumps(self.content, sort_keys=True)
+
+
+class FactQuery(BaseModel):
+    """A state read: facts valid at ``as_of`` as known at ``known_at``."""
+
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    memory_type: str | None = None
+    source_episode_id: str | None = None
+    as_of: datetime | None  # None: at any valid time (e.g. every fact an episode sourced)
+    known_at: datetime
+    limit: int = 100
+    after: tuple[str, str, str] | None = None  # keyset cursor: last (subject, predicate, fact_id)
+
+
+class Direction(StrEnum):
+    OUT = "out"
+    IN = "in"
+    BOTH = "both"
+
+
+class Neighborhood(BaseModel):
+    entities: list[Entity]
+    facts: list[Fact]
+
+
+class WriteResult(BaseModel):
+    facts: list[Fact]
+    outcomes: list[WriteStatus]
+
+
+class DeleteResult(BaseModel):
+    episode_id: str
+    facts_removed: int
+    facts_restored: int
+
+
+Mode = Literal["read", "write"]

@@ -1,0 +1,288 @@
+"""Tenant memory schemas: which entity types and predicates exist, and how values are typed.
+
+The permissive default (API.md) accepts any snake_case predicate: literal-valued predicates
+are single-valued, entity-valued ones many-valued. A strict schema refuses the unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graph.errors import ItemError
+from graph.model import (
+    DEFAULT_ENTITY_TYPE,
+    DEFAULT_MEMORY_TYPE,
+    DEFAULT_RETENTION,
+    Cardinality,
+    MemoryDelta,
+    Predicate,
+    Scalar,
+    TypeName,
+    ValueType,
+)
+from graph.timeutil import format_instant
+
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$")
+LITERAL_TYPES = (
+    ValueType.STRING,
+    ValueType.NUMBER,
+    ValueType.BOOLEAN,
+    ValueType.DATE,
+    ValueType.DATETIME,
+)
+
+
+class EntityTypeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: TypeName
+    description: str | None = None
+
+
+class PredicateSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Predicate
+    value_type: ValueType | None = None  # a literal type, or None with object_type set
+    object_type: TypeName | None = None  # entity type of the object for relations
+    subject_types: list[TypeName] | None = None
+    cardinality: Cardinality | None = None
+    memory_type: str = DEFAULT_MEMORY_TYPE
+    retention: str = DEFAULT_RETENTION
+    description: str | None = None
+    # Write-path policy (extraction): hold candidates until confirmed, or until seen N times.
+    requires_confirmation: bool = False
+    min_support: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> PredicateSpec:
+        if (self.value_type is None) == (self.object_type is None):
+            raise ValueError(f"predicate {self.name}: set exactly one of value_type, object_type")
+        if self.value_type == ValueType.ENTITY:
+            raise ValueError(f"predicate {self.name}: use object_type for entity-valued predicates")
+        return self
+
+    @property
+    def is_relation(self) -> bool:
+        return self.object_type is not None
+
+    @property
+    def effective_cardinality(self) -> Cardinality:
+        if self.cardinality is not None:
+            return self.cardinality
+        return Cardinality.MANY if self.is_relation else Cardinality.ONE
+
+
+class MemorySchema(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(default=0, ge=0)
+    mode: Literal["strict", "permissive"] = "permissive"
+    entity_types: list[EntityTypeSpec] = Field(default_factory=list)
+    predicates: list[PredicateSpec] = Field(default_factory=list)
+    # Deterministic mapping of JSON events to facts (extraction); shape checked there.
+    event_mappings: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> MemorySchema:
+        for kind, names in (
+            ("entity type", [t.name for t in self.entity_types]),
+            ("predicate", [p.name for p in self.predicates]),
+        ):
+            dup = {n for n in names if names.count(n) > 1}
+            if dup:
+                raise ValueError(f"duplicate {kind} names: {sorted(dup)}")
+        if self.mode == "strict":
+            known = {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+            for p in self.predicates:
+                for t in [p.object_type, *(p.subject_types or [])]:
+                    if t is not None and t not in known:
+                        raise ValueError(f"predicate {p.name} names unknown entity type {t}")
+        return self
+
+    @property
+    def strict(self) -> bool:
+        return self.mode == "strict"
+
+    def predicate(self, name: str) -> PredicateSpec | None:
+        for p in self.predicates:
+            if p.name == name:
+                return p
+        return None
+
+    def entity_type_names(self) -> set[str]:
+        return {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+
+
+PERMISSIVE = MemorySchema()
+
+
+def load_schema(path: str | Path) -> MemorySchema:
+    """Read a schema from a YAML or JSON file (JSON is YAML, so one parser serves both)."""
+    text = Path(path).read_text(encoding="utf-8")
+    data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    return MemorySchema.model_validate(data)
+
+
+class CheckedFact(BaseModel):
+    """A delta after schema validation: typed value, resolved cardinality and defaults."""
+
+    subject: str
+    subject_type: str | None  # None: keep whatever the entity already is
+    predicate: str
+    value: Scalar | None
+    value_type: ValueType
+    object: str | None
+    object_type: str | None
+    valid_from: datetime
+    valid_to: datetime | None
+    source_episode_id: str
+    confidence: float
+    memory_type: str
+    retention_policy: str
+    cardinality: Cardinality
+    schema_version: int
+
+
+def check_delta(
+    schema: MemorySchema, delta: MemoryDelta, *, index: int | None, default_valid_from: datetime | None
+) -> CheckedFact | list[ItemError]:
+    """Validate one delta against the schema; return the typed fact or every reason it fails."""
+    errs: list[ItemError] = []
+
+    def err(reason: str, field: str) -> None:
+        errs.append(ItemError(reason=reason, field=field, index=index))
+
+    has_value, has_object = delta.value is not None, delta.object is not None
+    if has_value == has_object:
+        err("give exactly one of value (a literal) or object (an entity id)", "value")
+    spec = schema.predicate(delta.predicate)
+    if spec is None and schema.strict:
+        err(f"unknown predicate {delta.predicate!r} (schema is strict)", "predicate")
+    known_types = schema.entity_type_names()
+    for field, t in (("subject_type", delta.subject_type), ("object_type", delta.object_type)):
+        if t is not None and schema.strict and t not in known_types:
+            err(f"unknown entity type {t!r} (schema is strict)", field)
+    if spec is not None and spec.subject_types and delta.subject_type is not None:
+        if delta.subject_type not in spec.subject_types:
+            err(f"{delta.predicate} applies to {spec.subject_types}, not {delta.subject_type}", "subject_type")
+    if delta.source_episode_id is None:
+        err("source_episode_id is required: every fact cites the episode it came from", "source_episode_id")
+    valid_from = delta.valid_from or default_valid_from
+    if valid_from is None:
+        err("valid_from is required", "valid_from")
+    if valid_from is not None and delta.valid_to is not None and delta.valid_to <= valid_from:
+        err("valid_to must be after valid_from", "valid_to")
+
+    value: Scalar | None = None
+    value_type = ValueType.ENTITY
+    object_type = delta.object_type
+    if spec is not None and has_value != has_object:
+        if spec.is_relation and has_value:
+            err(f"{spec.name} relates to a {spec.object_type}: give object, not value", "value")
+        if not spec.is_relation and has_object:
+            err(f"{spec.name} takes a {spec.value_type} value, not an object", "object")
+        if spec.is_relation and has_object:
+            if delta.object_type is not None and delta.object_type != spec.object_type:
+                if spec.object_type != DEFAULT_ENTITY_TYPE:
+                    err(f"{spec.name} expects object_type {spec.object_type}", "object_type")
+            object_type = delta.object_type or spec.object_type
+    if has_value and not has_object:
+        target = spec.value_type if spec is not None and spec.value_type else None
+        coerced = coerce_value(delta.value, target)
+        if isinstance(coerced, ItemError):
+            err(coerced.reason, "value")
+        else:
+            value, value_type = coerced
+    if errs:
+        return errs
+    assert valid_from is not None and delta.source_episode_id is not None
+    if spec is not None:
+        cardinality = spec.effective_cardinality
+        memory_type = delta.memory_type or spec.memory_type
+        retention = delta.retention_policy or spec.retention
+    else:
+        cardinality = Cardinality.MANY if has_object else Cardinality.ONE
+        memory_type = delta.memory_type or DEFAULT_MEMORY_TYPE
+        retention = delta.retention_policy or DEFAULT_RETENTION
+    return CheckedFact(
+        subject=delta.subject,
+        subject_type=delta.subject_type,
+        predicate=delta.predicate,
+        value=value,
+        value_type=value_type,
+        object=delta.object,
+        object_type=object_type,
+        valid_from=valid_from,
+        valid_to=delta.valid_to,
+        source_episode_id=delta.source_episode_id,
+        confidence=delta.confidence,
+        memory_type=memory_type,
+        retention_policy=retention,
+        cardinality=cardinality,
+        schema_version=schema.version,
+    )
+
+
+def coerce_value(raw: Scalar | None, target: ValueType | None) -> tuple[Scalar, ValueType] | ItemError:
+    """Type a literal. With no declared type, infer one; dates stay ISO strings."""
+    if raw is None:
+        return ItemError(reason="value is missing")
+    if target is None:
+        if isinstance(raw, bool):
+            return raw, ValueType.BOOLEAN
+        if isinstance(raw, int | float):
+            return raw, ValueType.NUMBER
+        if _DATE_RE.match(raw) and _is_date(raw):
+            return raw, ValueType.DATE
+        if _DATETIME_RE.match(raw):
+            return raw, ValueType.DATETIME
+        return raw, ValueType.STRING
+    if target == ValueType.STRING:
+        if isinstance(raw, str):
+            return raw, target
+        return ItemError(reason=f"expected a string, got {type(raw).__name__} {raw!r}")
+    if target == ValueType.NUMBER:
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            return raw, target
+        if isinstance(raw, str):
+            try:
+                num = float(raw)
+            except ValueError:
+                return ItemError(reason=f"expected a number, got {raw!r}")
+            return (int(num) if num.is_integer() and "." not in raw else num), target
+        return ItemError(reason=f"expected a number, got {raw!r}")
+    if target == ValueType.BOOLEAN:
+        if isinstance(raw, bool):
+            return raw, target
+        if isinstance(raw, str) and raw.lower() in ("true", "false"):
+            return raw.lower() == "true", target
+        return ItemError(reason=f"expected a boolean, got {raw!r}")
+    if target == ValueType.DATE:
+        if isinstance(raw, str) and _DATE_RE.match(raw) and _is_date(raw):
+            return raw, target
+        return ItemError(reason=f"expected a date YYYY-MM-DD, got {raw!r}")
+    if target == ValueType.DATETIME:
+        if isinstance(raw, str) and _DATETIME_RE.match(raw):
+            try:
+                parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+            except ValueError:
+                return ItemError(reason=f"expected an RFC 3339 timestamp, got {raw!r}")
+            return format_instant(parsed), target
+        return ItemError(reason=f"expected an RFC 3339 timestamp with offset, got {raw!r}")
+    return ItemError(reason=f"cannot hold a literal of type {target}")
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,193 @@
+"""The service layer: what the API, the replay runner and the extraction worker call.
+
+It owns defaults (now, the tenant's schema) and transactions; the decisions themselves
+are in :mod:`graph.ledger` and :mod:`graph.temporal`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from graph import ledger
+from graph.errors import NotFoundError, invalid
+from graph.model import (
+    ConflictPolicy,
+    DeleteResult,
+    Direction,
+    Entity,
+    Episode,
+    EpisodeCreate,
+    EpisodeStatus,
+    Fact,
+    FactQuery,
+    MemoryDelta,
+    Neighborhood,
+    WriteResult,
+    new_id,
+)
+from graph.port import Store
+from graph.schema import PERMISSIVE, MemorySchema
+from graph.timeutil import utcnow
+
+MAX_DEPTH = 4
+MAX_LIMIT = 1000
+
+
+class MemoryService:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- schema ------------------------------------------------------------------------
+    def schema(self, *, tenant_id: str) -> MemorySchema:
+        return self.store.get_schema(tenant_id=tenant_id) or PERMISSIVE
+
+    def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
+        return self.store.put_schema(tenant_id=tenant_id, schema=schema)
+
+    # -- episodes ----------------------------------------------------------------------
+    def add_episode(
+        self, *, tenant_id: str, body: EpisodeCreate, status: EpisodeStatus = EpisodeStatus.STORED
+    ) -> tuple[Episode, bool]:
+        """Capture the raw episode first; extraction, if any, comes after."""
+        episode = Episode(
+            tenant_id=tenant_id,
+            episode_id=body.episode_id or new_id("ep"),
+            kind=body.kind,
+            source=body.source,
+            content=body.content,
+            content_hash="",
+            occurred_at=body.occurred_at,
+            session_id=body.session_id,
+            metadata=body.metadata,
+            recorded_at=utcnow(),
+            status=status,
+        )
+        return self.store.put_episode(episode=episode)
+
+    def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode:
+        ep = self.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
+        if ep is None:
+            raise NotFoundError("episode", episode_id)
+        return ep
+
+    def episode_facts(self, *, tenant_id: str, episode_id: str) -> list[Fact]:
+        """Every fact interval currently believed that cites this episode."""
+        q = FactQuery(
+            source_episode_id=episode_id, as_of=None, known_at=utcnow(), limit=MAX_LIMIT
+        )
+        return self.store.facts(tenant_id=tenant_id, query=q)
+
+    def delete_episode(self, *, tenant_id: str, episode_id: str) -> DeleteResult:
+        with self.store.transaction() as tx:
+            return ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=episode_id)
+
+    # -- writes ------------------------------------------------------------------------
+    def write_facts(
+        self,
+        *,
+        tenant_id: str,
+        deltas: Sequence[MemoryDelta],
+        policy: ConflictPolicy = ConflictPolicy.REJECT,
+        schema: MemorySchema | None = None,
+    ) -> WriteResult:
+        schema = schema or self.schema(tenant_id=tenant_id)
+        with self.store.transaction() as tx:
+            return ledger.write_facts(
+                tx, tenant_id=tenant_id, schema=schema, deltas=deltas, policy=policy
+            )
+
+    def retract(self, *, tenant_id: str, fact_id: str, valid_to: datetime | None = None) -> Fact:
+        with self.store.transaction() as tx:
+            return ledger.retract_fact(tx, tenant_id=tenant_id, fact_id=fact_id, valid_to=valid_to)
+
+    # -- reads -------------------------------------------------------------------------
+    def facts(
+        self,
+        *,
+        tenant_id: str,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        memory_type: str | None = None,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        limit: int = 100,
+        after: tuple[str, str, str] | None = None,
+    ) -> list[Fact]:
+        if not 1 <= limit <= MAX_LIMIT:
+            raise invalid(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+        now = utcnow()
+        q = FactQuery(
+            subject=subject,
+            predicate=predicate,
+            object=object,
+            memory_type=memory_type,
+            as_of=as_of or now,
+            known_at=known_at or now,
+            limit=limit,
+            after=after,
+        )
+        return self.store.facts(tenant_id=tenant_id, query=q)
+
+    def history(
+        self,
+        *,
+        tenant_id: str,
+        subject: str,
+        predicate: str,
+        object: str | None = None,
+        known_at: datetime | None = None,
+    ) -> list[Fact]:
+        return self.store.history(
+            tenant_id=tenant_id,
+            subject=subject,
+            predicate=predicate,
+            object=object,
+            known_at=known_at or utcnow(),
+        )
+
+    def entity(
+        self,
+        *,
+        tenant_id: str,
+        entity_id: str,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> tuple[Entity, list[Fact]]:
+        """The entity and the facts about it (as subject or object) valid at ``as_of``."""
+        ent = self.store.entity(tenant_id=tenant_id, entity_id=entity_id)
+        if ent is None:
+            raise NotFoundError("entity", entity_id)
+        now = utcnow()
+        out = self.facts(tenant_id=tenant_id, subject=entity_id, as_of=as_of or now,
+                         known_at=known_at or now, limit=MAX_LIMIT)
+        incoming = self.facts(tenant_id=tenant_id, object=entity_id, as_of=as_of or now,
+                              known_at=known_at or now, limit=MAX_LIMIT)
+        return ent, out + [f for f in incoming if f.subject != entity_id]
+
+    def neighbors(
+        self,
+        *,
+        tenant_id: str,
+        entity_id: str,
+        depth: int = 1,
+        predicates: Sequence[str] | None = None,
+        direction: Direction = Direction.BOTH,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+    ) -> Neighborhood:
+        if not 1 <= depth <= MAX_DEPTH:
+            raise invalid(f"depth must be between 1 and {MAX_DEPTH}", field="depth")
+        if self.store.entity(tenant_id=tenant_id, entity_id=entity_id) is None:
+            raise NotFoundError("entity", entity_id)
+        now = utcnow()
+        return self.store.neighbors(
+            tenant_id=tenant_id,
+            entity_id=entity_id,
+            depth=depth,
+            predicates=predicates,
+            direction=direction,
+            as_of=as_of or now,
+            known_at=known_at or now,
+        )

@@ -1,0 +1,654 @@
+"""The embedded store: one SQLite file, WAL, stdlib sqlite3.
+
+The seed article's reference design. The database itself enforces the ledger's invariant:
+a partial unique index allows one open row per timeline among current versions. Every
+write batch is one ``BEGIN IMMEDIATE`` transaction, which also serialises writers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from graph.codec import assertion_from_parts, assertion_payload, dump_value, load_value
+from graph.errors import ConflictError, StoreUnavailableError
+from graph.model import (
+    Cardinality,
+    Direction,
+    Entity,
+    Episode,
+    EpisodeKind,
+    EpisodeStatus,
+    Fact,
+    FactQuery,
+    Neighborhood,
+    ValueType,
+)
+from graph.schema import MemorySchema
+from graph.temporal import Assertion
+from graph.timeutil import from_db, to_db, utcnow
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS entities (
+  tenant_id TEXT NOT NULL, entity_id TEXT NOT NULL, entity_type TEXT NOT NULL,
+  name TEXT NOT NULL, aliases_json TEXT NOT NULL DEFAULT '[]', summary TEXT,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, entity_id)
+);
+CREATE TABLE IF NOT EXISTS episodes (
+  tenant_id TEXT NOT NULL, episode_id TEXT NOT NULL, kind TEXT NOT NULL, source TEXT,
+  content_json TEXT NOT NULL, content_hash TEXT NOT NULL, occurred_at TEXT NOT NULL,
+  session_id TEXT, metadata_json TEXT NOT NULL DEFAULT '{}', recorded_at TEXT NOT NULL,
+  status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
+  rejected_json TEXT NOT NULL DEFAULT '[]',
+  lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT,
+  PRIMARY KEY (tenant_id, episode_id)
+);
+CREATE INDEX IF NOT EXISTS episodes_queue ON episodes (status, next_attempt_at);
+CREATE TABLE IF NOT EXISTS episode_mentions (
+  tenant_id TEXT NOT NULL, episode_id TEXT NOT NULL, entity_id TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, episode_id, entity_id)
+);
+CREATE INDEX IF NOT EXISTS mentions_entity ON episode_mentions (tenant_id, entity_id);
+CREATE TABLE IF NOT EXISTS assertions (
+  rowid_ INTEGER PRIMARY KEY AUTOINCREMENT,
+  tenant_id TEXT NOT NULL, timeline_key TEXT NOT NULL, seq INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('assert', 'retract')), fact_id TEXT NOT NULL,
+  recorded_at TEXT NOT NULL, valid_from TEXT, valid_to TEXT, source_episode_id TEXT,
+  payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS assertions_timeline ON assertions (tenant_id, timeline_key, seq);
+CREATE INDEX IF NOT EXISTS assertions_episode ON assertions (tenant_id, source_episode_id);
+CREATE TABLE IF NOT EXISTS facts (
+  version_id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, fact_id TEXT NOT NULL,
+  timeline_key TEXT NOT NULL, subject TEXT NOT NULL, subject_type TEXT NOT NULL,
+  predicate TEXT NOT NULL, value_json TEXT, value_type TEXT NOT NULL,
+  object TEXT, object_type TEXT,
+  valid_from TEXT NOT NULL, valid_to TEXT, recorded_at TEXT NOT NULL, retired_at TEXT,
+  source_episode_id TEXT, sources_json TEXT NOT NULL, supersedes_json TEXT NOT NULL,
+  confidence REAL NOT NULL, memory_type TEXT NOT NULL, schema_version INTEGER NOT NULL,
+  retention_policy TEXT NOT NULL, cardinality TEXT NOT NULL,
+  CHECK ((value_json IS NULL) <> (object IS NULL)),
+  CHECK (valid_to IS NULL OR valid_to > valid_from),
+  CHECK (retired_at IS NULL OR retired_at >= recorded_at)
+);
+-- The seed's invariant, enforced by the database: one open row per timeline.
+CREATE UNIQUE INDEX IF NOT EXISTS facts_one_open
+  ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL AND valid_to IS NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS facts_current_id
+  ON facts (tenant_id, fact_id) WHERE retired_at IS NULL;
+CREATE INDEX IF NOT EXISTS facts_timeline ON facts (tenant_id, timeline_key, retired_at);
+CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
+CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_source ON facts (tenant_id, source_episode_id);
+CREATE TABLE IF NOT EXISTS schemas (
+  tenant_id TEXT NOT NULL, version INTEGER NOT NULL, body_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, version)
+);
+"""
+
+FACT_COLUMNS = (
+    "version_id, tenant_id, fact_id, timeline_key, subject, subject_type, predicate, "
+    "value_json, value_type, object, object_type, valid_from, valid_to, recorded_at, "
+    "retired_at, source_episode_id, sources_json, supersedes_json, confidence, memory_type, "
+    "schema_version, retention_policy, cardinality"
+)
+TENANT_TABLES = ("entities", "episodes", "episode_mentions", "assertions", "facts", "schemas")
+
+
+def episode_hash(episode: Episode) -> str:
+    """What makes two posts of one episode id "the same content"."""
+    body = {
+        "kind": episode.kind.value,
+        "source": episode.source,
+        "content": episode.content,
+        "occurred_at": to_db(episode.occurred_at),
+        "session_id": episode.session_id,
+        "metadata": episode.metadata,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _opt(value: datetime | None) -> str | None:
+    return None if value is None else to_db(value)
+
+
+def _opt_dt(text: str | None) -> datetime | None:
+    return None if text is None else from_db(text)
+
+
+def fact_from_row(r: sqlite3.Row) -> Fact:
+    return Fact(
+        tenant_id=r["tenant_id"],
+        fact_id=r["fact_id"],
+        version_id=r["version_id"],
+        subject=r["subject"],
+        subject_type=r["subject_type"],
+        predicate=r["predicate"],
+        value=load_value(r["value_json"]),
+        value_type=ValueType(r["value_type"]),
+        object=r["object"],
+        object_type=r["object_type"],
+        valid_from=from_db(r["valid_from"]),
+        valid_to=_opt_dt(r["valid_to"]),
+        recorded_at=from_db(r["recorded_at"]),
+        retired_at=_opt_dt(r["retired_at"]),
+        source_episode_id=r["source_episode_id"],
+        sources=json.loads(r["sources_json"]),
+        supersedes=json.loads(r["supersedes_json"]),
+        confidence=r["confidence"],
+        memory_type=r["memory_type"],
+        schema_version=r["schema_version"],
+        retention_policy=r["retention_policy"],
+        cardinality=Cardinality(r["cardinality"]),
+    )
+
+
+def entity_from_row(r: sqlite3.Row) -> Entity:
+    return Entity(
+        tenant_id=r["tenant_id"],
+        entity_id=r["entity_id"],
+        entity_type=r["entity_type"],
+        name=r["name"],
+        aliases=json.loads(r["aliases_json"]),
+        summary=r["summary"],
+        created_at=from_db(r["created_at"]),
+    )
+
+
+def episode_from_row(r: sqlite3.Row) -> Episode:
+    return Episode(
+        tenant_id=r["tenant_id"],
+        episode_id=r["episode_id"],
+        kind=EpisodeKind(r["kind"]),
+        source=r["source"],
+        content=json.loads(r["content_json"]),
+        content_hash=r["content_hash"],
+        occurred_at=from_db(r["occurred_at"]),
+        session_id=r["session_id"],
+        metadata=json.loads(r["metadata_json"]),
+        recorded_at=from_db(r["recorded_at"]),
+        status=EpisodeStatus(r["status"]),
+        attempts=r["attempts"],
+        last_error=r["last_error"],
+        rejected=json.loads(r["rejected_json"]),
+    )
+
+
+def _in(values: Sequence[Any]) -> str:
+    """Placeholders for an IN list; the values themselves go in as parameters."""
+    return ",".join("?" for _ in values)
+
+
+VALID_AT = "valid_from <= :as_of AND (valid_to IS NULL OR valid_to > :as_of)"
+KNOWN_AT = "recorded_at <= :known_at AND (retired_at IS NULL OR retired_at > :known_at)"
+
+
+class SqliteLedgerTx:
+    """The ledger primitives over one open SQLite transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.c = conn
+
+    def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        # BEGIN IMMEDIATE already holds the database's single write lock.
+        return None
+
+    def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
+        ids = sorted(episode_ids)
+        if not ids:
+            return {}
+        rows = self.c.execute(
+            f"SELECT episode_id, occurred_at FROM episodes WHERE tenant_id = ? "  # noqa: S608
+            f"AND episode_id IN ({_in(ids)})",
+            [tenant_id, *ids],
+        ).fetchall()
+        return {r["episode_id"]: from_db(r["occurred_at"]) for r in rows}
+
+    def entities(self, *, tenant_id: str, entity_ids: set[str]) -> dict[str, Entity]:
+        ids = sorted(entity_ids)
+        out: dict[str, Entity] = {}
+        for chunk in _chunks(ids):
+            rows = self.c.execute(
+                f"SELECT * FROM entities WHERE tenant_id = ? AND entity_id IN ({_in(chunk)})",  # noqa: S608
+                [tenant_id, *chunk],
+            ).fetchall()
+            out.update({r["entity_id"]: entity_from_row(r) for r in rows})
+        return out
+
+    def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
+        self.c.executemany(
+            "INSERT INTO entities (tenant_id, entity_id, entity_type, name, aliases_json, summary,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, entity_id)"
+            " DO UPDATE SET entity_type = excluded.entity_type",
+            [
+                (
+                    tenant_id,
+                    e.entity_id,
+                    e.entity_type,
+                    e.name,
+                    json.dumps(e.aliases),
+                    e.summary,
+                    to_db(e.created_at),
+                )
+                for e in entities
+            ],
+        )
+
+    def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+        out: dict[str, list[Fact]] = {k: [] for k in keys}
+        for chunk in _chunks(list(keys)):
+            rows = self.c.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND retired_at IS NULL "  # noqa: S608
+                f"AND timeline_key IN ({_in(chunk)}) ORDER BY valid_from",
+                [tenant_id, *chunk],
+            ).fetchall()
+            for r in rows:
+                out[r["timeline_key"]].append(fact_from_row(r))
+        return out
+
+    def current_fact(self, *, tenant_id: str, fact_id: str) -> Fact | None:
+        r = self.c.execute(
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND fact_id = ? "  # noqa: S608
+            "AND retired_at IS NULL",
+            (tenant_id, fact_id),
+        ).fetchone()
+        return None if r is None else fact_from_row(r)
+
+    def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]:
+        out: dict[str, list[Assertion]] = {k: [] for k in keys}
+        for chunk in _chunks(list(keys)):
+            rows = self.c.execute(
+                f"SELECT * FROM assertions WHERE tenant_id = ? AND timeline_key IN ({_in(chunk)})"  # noqa: S608
+                " ORDER BY seq",
+                [tenant_id, *chunk],
+            ).fetchall()
+            for r in rows:
+                out[r["timeline_key"]].append(
+                    assertion_from_parts(
+                        seq=r["seq"],
+                        kind=r["kind"],
+                        fact_id=r["fact_id"],
+                        recorded_at=from_db(r["recorded_at"]),
+                        valid_from=_opt_dt(r["valid_from"]),
+                        valid_to=_opt_dt(r["valid_to"]),
+                        source_episode_id=r["source_episode_id"],
+                        payload=r["payload"],
+                    )
+                )
+        return out
+
+    def append_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, Assertion]]) -> None:
+        self.c.executemany(
+            "INSERT INTO assertions (tenant_id, timeline_key, seq, kind, fact_id, recorded_at,"
+            " valid_from, valid_to, source_episode_id, payload) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    tenant_id,
+                    key,
+                    a.seq,
+                    a.kind,
+                    a.fact_id,
+                    to_db(a.recorded_at),
+                    _opt(a.valid_from),
+                    _opt(a.valid_to),
+                    a.source_episode_id,
+                    assertion_payload(a),
+                )
+                for key, a in rows
+            ],
+        )
+
+    def retire(self, *, tenant_id: str, version_ids: Sequence[str], at: datetime) -> None:
+        self.c.executemany(
+            "UPDATE facts SET retired_at = ? WHERE tenant_id = ? AND version_id = ?"
+            " AND retired_at IS NULL",
+            [(to_db(at), tenant_id, v) for v in version_ids],
+        )
+
+    def insert(self, *, tenant_id: str, facts: Sequence[Fact], keys: Sequence[str]) -> None:
+        self.c.executemany(
+            f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({_in(range(23))})",  # noqa: S608
+            [
+                (
+                    f.version_id,
+                    tenant_id,
+                    f.fact_id,
+                    key,
+                    f.subject,
+                    f.subject_type,
+                    f.predicate,
+                    dump_value(f.value),
+                    f.value_type.value,
+                    f.object,
+                    f.object_type,
+                    to_db(f.valid_from),
+                    _opt(f.valid_to),
+                    to_db(f.recorded_at),
+                    _opt(f.retired_at),
+                    f.source_episode_id,
+                    json.dumps(f.sources),
+                    json.dumps(f.supersedes),
+                    f.confidence,
+                    f.memory_type,
+                    f.schema_version,
+                    f.retention_policy,
+                    f.cardinality.value,
+                )
+                for f, key in zip(facts, keys, strict=True)
+            ],
+        )
+
+    def mention(self, *, tenant_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        self.c.executemany(
+            "INSERT OR IGNORE INTO episode_mentions (tenant_id, episode_id, entity_id)"
+            " VALUES (?, ?, ?)",
+            [(tenant_id, ep, ent) for ep, ent in pairs],
+        )
+
+    def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]:
+        rows = self.c.execute(
+            "SELECT DISTINCT timeline_key FROM assertions WHERE tenant_id = ?"
+            " AND source_episode_id = ?",
+            (tenant_id, episode_id),
+        ).fetchall()
+        return {r["timeline_key"] for r in rows}
+
+    def delete_episode_data(self, *, tenant_id: str, episode_id: str) -> None:
+        p = (tenant_id, episode_id)
+        self.c.execute(
+            "DELETE FROM facts WHERE tenant_id = ? AND sources_json = ?",
+            (tenant_id, json.dumps([episode_id])),
+        )
+        self.c.execute("DELETE FROM assertions WHERE tenant_id = ? AND source_episode_id = ?", p)
+        self.c.execute("DELETE FROM episode_mentions WHERE tenant_id = ? AND episode_id = ?", p)
+        self.c.execute("DELETE FROM episodes WHERE tenant_id = ? AND episode_id = ?", p)
+
+
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class SqliteStore:
+    """The storage port over one SQLite file."""
+
+    def __init__(self, path: str | Path, *, url: str | None = None) -> None:
+        self.path = str(path)
+        self.url = url or f"sqlite:///{path}"
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+
+    # -- connections -------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            except sqlite3.Error as e:
+                raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise StoreUnavailableError(f"SQLite is busy: {e}") from e
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.IntegrityError as e:
+                conn.execute("ROLLBACK")
+                raise ConflictError(f"constraint violated: {e}") from e
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqliteLedgerTx]:
+        with self._write() as conn:
+            try:
+                yield SqliteLedgerTx(conn)
+            except sqlite3.IntegrityError as e:
+                raise ConflictError(f"constraint violated: {e}") from e
+
+    def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        try:
+            return self._conn().execute(sql, params).fetchall()
+        except sqlite3.OperationalError as e:
+            raise StoreUnavailableError(f"SQLite read failed: {e}") from e
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def init(self) -> None:
+        self._conn().executescript(SCHEMA_SQL)
+
+    def close(self) -> None:
+        with self._conns_lock:
+            for c in self._conns:
+                try:
+                    c.close()
+                except sqlite3.ProgrammingError:
+                    pass  # created in another thread that is gone; nothing left to flush
+            self._conns.clear()
+        self._local = threading.local()
+
+    def ping(self) -> None:
+        self._read("SELECT 1")
+
+    # -- episodes ----------------------------------------------------------------------
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        h = episode_hash(episode)
+        with self._write() as c:
+            r = c.execute(
+                "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
+                (episode.tenant_id, episode.episode_id),
+            ).fetchone()
+            if r is not None:
+                existing = episode_from_row(r)
+                if existing.content_hash != h:
+                    raise ConflictError(
+                        f"episode {episode.episode_id!r} already exists with other content",
+                        episode_id=episode.episode_id,
+                    )
+                return existing, False
+            c.execute(
+                "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
+                " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
+                " attempts, last_error, rejected_json, next_attempt_at)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    episode.tenant_id,
+                    episode.episode_id,
+                    episode.kind.value,
+                    episode.source,
+                    json.dumps(episode.content),
+                    h,
+                    to_db(episode.occurred_at),
+                    episode.session_id,
+                    json.dumps(episode.metadata),
+                    to_db(episode.recorded_at),
+                    episode.status.value,
+                    episode.attempts,
+                    episode.last_error,
+                    json.dumps(episode.rejected),
+                    to_db(episode.recorded_at),
+                ),
+            )
+        return episode.model_copy(update={"content_hash": h}), True
+
+    def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode | None:
+        rows = self._read(
+            "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?", (tenant_id, episode_id)
+        )
+        return episode_from_row(rows[0]) if rows else None
+
+    def save_episode_state(self, *, episode: Episode) -> None:
+        with self._write() as c:
+            c.execute(
+                "UPDATE episodes SET status = ?, attempts = ?, last_error = ?, rejected_json = ?"
+                " WHERE tenant_id = ? AND episode_id = ?",
+                (
+                    episode.status.value,
+                    episode.attempts,
+                    episode.last_error,
+                    json.dumps(episode.rejected),
+                    episode.tenant_id,
+                    episode.episode_id,
+                ),
+            )
+
+    # -- state reads -------------------------------------------------------------------
+    def facts(self, *, tenant_id: str, query: FactQuery) -> list[Fact]:
+        where = ["tenant_id = :tenant", KNOWN_AT]
+        params: dict[str, Any] = {
+            "tenant": tenant_id,
+            "known_at": to_db(query.known_at),
+            "limit": query.limit,
+        }
+        if query.as_of is not None:
+            where.append(VALID_AT)
+            params["as_of"] = to_db(query.as_of)
+        for col in ("subject", "predicate", "object", "memory_type"):
+            v = getattr(query, col)
+            if v is not None:
+                where.append(f"{col} = :{col}")  # column names from this fixed tuple only
+                params[col] = v
+        if query.source_episode_id is not None:
+            where.append("EXISTS (SELECT 1 FROM json_each(sources_json) WHERE value = :src)")
+            params["src"] = query.source_episode_id
+        if query.after is not None:
+            where.append("(subject, predicate, fact_id) > (:a_s, :a_p, :a_f)")
+            params.update(a_s=query.after[0], a_p=query.after[1], a_f=query.after[2])
+        sql = (
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}"  # noqa: S608
+            " ORDER BY subject, predicate, fact_id LIMIT :limit"
+        )
+        return [fact_from_row(r) for r in self._read(sql, params)]
+
+    def history(
+        self,
+        *,
+        tenant_id: str,
+        subject: str,
+        predicate: str,
+        object: str | None,
+        known_at: datetime,
+    ) -> list[Fact]:
+        sql = (
+            f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND subject = :subject"  # noqa: S608
+            f" AND predicate = :predicate AND {KNOWN_AT}"
+        )
+        params: dict[str, Any] = {
+            "tenant": tenant_id,
+            "subject": subject,
+            "predicate": predicate,
+            "known_at": to_db(known_at),
+        }
+        if object is not None:
+            sql += " AND object = :object"
+            params["object"] = object
+        sql += " ORDER BY valid_from, fact_id"
+        return [fact_from_row(r) for r in self._read(sql, params)]
+
+    def entity(self, *, tenant_id: str, entity_id: str) -> Entity | None:
+        rows = self._read(
+            "SELECT * FROM entities WHERE tenant_id = ? AND entity_id = ?", (tenant_id, entity_id)
+        )
+        return entity_from_row(rows[0]) if rows else None
+
+    def neighbors(
+        self,
+        *,
+        tenant_id: str,
+        entity_id: str,
+        depth: int,
+        predicates: Sequence[str] | None,
+        direction: Direction,
+        as_of: datetime,
+        known_at: datetime,
+    ) -> Neighborhood:
+        seen = {entity_id}
+        frontier = {entity_id}
+        facts: dict[str, Fact] = {}
+        for _ in range(depth):
+            if not frontier:
+                break
+            ids = sorted(frontier)
+            conds = []
+            if direction in (Direction.OUT, Direction.BOTH):
+                conds.append(f"subject IN ({_in(ids)})")
+            if direction in (Direction.IN, Direction.BOTH):
+                conds.append(f"object IN ({_in(ids)})")
+            params: list[Any] = [tenant_id, to_db(as_of), to_db(as_of), to_db(known_at), to_db(known_at)]
+            params += ids * len(conds)
+            sql = (
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND object IS NOT NULL"  # noqa: S608
+                " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+                " AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?)"
+                f" AND ({' OR '.join(conds)})"
+            )
+            if predicates:
+                sql += f" AND predicate IN ({_in(predicates)})"
+                params += list(predicates)
+            nxt: set[str] = set()
+            for r in self._read(sql, params):
+                f = fact_from_row(r)
+                facts[f.version_id] = f
+                for end in (f.subject, f.object):
+                    if end is not None and end not in seen:
+                        seen.add(end)
+                        nxt.add(end)
+            frontier = nxt
+        ents = [e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e]
+        ordered = sorted(facts.values(), key=lambda f: (f.subject, f.predicate, f.fact_id))
+        return Neighborhood(entities=ents, facts=ordered)
+
+    # -- schemas -----------------------------------------------------------------------
+    def get_schema(self, *, tenant_id: str) -> MemorySchema | None:
+        rows = self._read(
+            "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version DESC LIMIT 1",
+            (tenant_id,),
+        )
+        return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
+
+    def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
+        with self._write() as c:
+            r = c.execute(
+                "SELECT COALESCE(MAX(version), 0) AS v FROM schemas WHERE tenant_id = ?",
+                (tenant_id,),
+            ).fetchone()
+            stored = schema.model_copy(update={"version": int(r["v"]) + 1})
+            c.execute(
+                "INSERT INTO schemas (tenant_id, version, body_json, updated_at) VALUES (?,?,?,?)",
+                (tenant_id, stored.version, stored.model_dump_json(), to_db(utcnow())),
+            )
+        return stored
+
+    # -- administration ----------------------------------------------------------------
+    def purge_tenant(self, *, tenant_id: str) -> None:
+        with self._write() as c:
+            for table in TENANT_TABLES:  # fixed whitelist of table names
+                c.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (tenant_id,))  # noqa: S608
