@@ -6,6 +6,7 @@
     ├── ConflictError          a write clashes with recorded state                          (409)
     │   └── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
     ├── StoreUnavailableError  the store cannot be reached; retry later                     (503)
+    │   └── TransientStoreError  a deadlock or leader switch: the service retries the transaction
     └── TemplateError          a Cypher template is malformed (raised at start-up)
 """
 
@@ -105,6 +106,10 @@ class StoreUnavailableError(SgamError):
     def __init__(self, detail: str, retry_after: int = 5) -> None:
         self.retry_after = retry_after
         super().__init__(detail)
+
+
+class TransientStoreError(StoreUnavailableError):
+    """The transaction failed for a passing reason and may be run again as a whole."""
 
 
 class TemplateError(SgamError):

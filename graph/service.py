@@ -6,11 +6,13 @@ are in :mod:`graph.ledger` and :mod:`graph.temporal`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from graph import ledger
-from graph.errors import NotFoundError, invalid
+from graph.errors import NotFoundError, TransientStoreError, invalid
 from graph.model import (
     ConflictPolicy,
     DeleteResult,
@@ -26,17 +28,36 @@ from graph.model import (
     WriteResult,
     new_id,
 )
-from graph.port import Store
+from graph.port import LedgerTx, Store
 from graph.schema import PERMISSIVE, MemorySchema
 from graph.timeutil import utcnow
 
 MAX_DEPTH = 4
 MAX_LIMIT = 1000
+TX_ATTEMPTS = 5
+
+T = TypeVar("T")
 
 
 class MemoryService:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    def in_transaction(self, work: Callable[[LedgerTx], T]) -> T:
+        """Run ``work`` in one store transaction, again from the start on a transient error.
+
+        The ledger reads everything it decides on inside the transaction, so a retry
+        decides afresh against what the competing writer committed.
+        """
+        for attempt in range(1, TX_ATTEMPTS + 1):
+            try:
+                with self.store.transaction() as tx:
+                    return work(tx)
+            except TransientStoreError:
+                if attempt == TX_ATTEMPTS:
+                    raise
+                time.sleep(0.02 * 2**attempt)
+        raise AssertionError("unreachable")
 
     # -- schema ------------------------------------------------------------------------
     def schema(self, *, tenant_id: str) -> MemorySchema:
@@ -79,8 +100,9 @@ class MemoryService:
         return self.store.facts(tenant_id=tenant_id, query=q)
 
     def delete_episode(self, *, tenant_id: str, episode_id: str) -> DeleteResult:
-        with self.store.transaction() as tx:
-            return ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=episode_id)
+        return self.in_transaction(
+            lambda tx: ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=episode_id)
+        )
 
     # -- writes ------------------------------------------------------------------------
     def write_facts(
@@ -92,14 +114,19 @@ class MemoryService:
         schema: MemorySchema | None = None,
     ) -> WriteResult:
         schema = schema or self.schema(tenant_id=tenant_id)
-        with self.store.transaction() as tx:
-            return ledger.write_facts(
-                tx, tenant_id=tenant_id, schema=schema, deltas=deltas, policy=policy
+        checked_schema = schema
+        return self.in_transaction(
+            lambda tx: ledger.write_facts(
+                tx, tenant_id=tenant_id, schema=checked_schema, deltas=deltas, policy=policy
             )
+        )
 
     def retract(self, *, tenant_id: str, fact_id: str, valid_to: datetime | None = None) -> Fact:
-        with self.store.transaction() as tx:
-            return ledger.retract_fact(tx, tenant_id=tenant_id, fact_id=fact_id, valid_to=valid_to)
+        return self.in_transaction(
+            lambda tx: ledger.retract_fact(
+                tx, tenant_id=tenant_id, fact_id=fact_id, valid_to=valid_to
+            )
+        )
 
     # -- reads -------------------------------------------------------------------------
     def facts(

@@ -129,7 +129,7 @@ build_if_needed() {
   log "building the embedded Neo4j launcher (mvn package, log: $BUILD_LOG) ..."
   local t0=$SECONDS
   rm -f "$STAMP_FILE"
-  if ! (cd "$SCRIPT_DIR" && mvn -q -B package -DskipTests) > "$BUILD_LOG" 2>&1 < /dev/null; then
+  if ! (cd "$SCRIPT_DIR" && mvn -q -B -Dstyle.color=never package -DskipTests) > "$BUILD_LOG" 2>&1 < /dev/null; then
     tail -n 40 "$BUILD_LOG" >&2 || true
     die "maven build failed (full log: $BUILD_LOG)"
   fi

@@ -1,0 +1,1 @@
+"""Extraction: episodes in, candidate MemoryDeltas out (the model proposes, the ledger decides)."""
