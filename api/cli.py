@@ -32,10 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from api.settings import Settings
 
         overrides = {
-            k: v for k, v in (("host", args.host), ("port", args.port), ("store_url", args.store))
+            k: v
+            for k, v in (("host", args.host), ("port", args.port), ("store_url", args.store))
             if v is not None
         }
-        return serve(Settings(**overrides)) or 0
+        serve(Settings(**overrides))
+        return 0
     if args.command == "replay":
         from api.replay import HttpBackend, ServiceBackend, replay
         from graph.errors import SgamError

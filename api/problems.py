@@ -1,7 +1,12 @@
-"""The one table from domain errors to HTTP statuses (RFC 9457 problem types).
+"""The one table from errors to HTTP statuses (RFC 9457 problem types).
 
 Handlers walk the exception's class hierarchy, so a subclass maps like its base unless it
-has a row of its own.
+has a row of its own. Besides the domain tree of :mod:`graph.errors`, the API raises two
+errors of its own, defined here so that the table names every status it can answer:
+
+    SgamError
+    ├── UnauthorizedError     no key, or a key nobody configured                   (401)
+    └── PayloadTooLargeError  a request body over ``max_body_bytes``               (413)
 """
 
 from __future__ import annotations
@@ -15,19 +20,51 @@ from graph.errors import (
     ValidationError,
 )
 
+PROBLEM_TYPE_BASE = "urn:sgam:problem:"
+
+
+class UnauthorizedError(SgamError):
+    """The request carries no API key, or one that is not configured."""
+
+
+class PayloadTooLargeError(SgamError):
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the request body is larger than the limit of {limit} bytes")
+
+
 PROBLEMS: dict[type[SgamError], tuple[int, str, str]] = {
     # error class: (status, problem type slug, title)
     ValidationError: (422, "invalid-input", "Invalid input"),
+    UnauthorizedError: (401, "unauthorized", "Unauthorized"),
     NotFoundError: (404, "not-found", "Not found"),
     FactConflictError: (409, "fact-conflict", "Conflicting fact"),
     ConflictError: (409, "conflict", "Conflict"),
+    PayloadTooLargeError: (413, "payload-too-large", "Payload too large"),
     StoreUnavailableError: (503, "store-unavailable", "Store unavailable"),
+}
+
+# Problems raised by the HTTP layer itself rather than by an error class.
+HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
+    400: ("bad-request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    404: ("not-found", "Not found"),
+    405: ("method-not-allowed", "Method not allowed"),
+    406: ("not-acceptable", "Not acceptable"),
+    413: ("payload-too-large", "Payload too large"),
+    415: ("unsupported-media-type", "Unsupported media type"),
+    422: ("invalid-input", "Invalid input"),
+    500: ("internal", "Internal error"),
 }
 
 
 def problem_for(error: SgamError) -> tuple[int, str, str]:
     for cls in type(error).__mro__:
-        row = PROBLEMS.get(cls)  # type: ignore[arg-type]
+        row = PROBLEMS.get(cls)
         if row is not None:
             return row
     return 500, "internal", "Internal error"
+
+
+def problem_type(slug: str) -> str:
+    return PROBLEM_TYPE_BASE + slug

@@ -58,7 +58,9 @@ class ServiceBackend:
 
     def post_episode(self, tenant: str, body: dict[str, Any]) -> Response:
         def run() -> Any:
-            ep, created = self.s.add_episode(tenant_id=tenant, body=EpisodeCreate.model_validate(body))
+            ep, _created = self.s.add_episode(
+                tenant_id=tenant, body=EpisodeCreate.model_validate(body)
+            )
             return ep.model_dump(mode="json")
 
         return self._call(201, run)
@@ -76,7 +78,9 @@ class ServiceBackend:
         def run() -> Any:
             end = body.get("valid_to")
             at = parse_instant(end, field="valid_to") if end else None
-            return self.s.retract(tenant_id=tenant, fact_id=fact_id, valid_to=at).model_dump(mode="json")
+            return self.s.retract(tenant_id=tenant, fact_id=fact_id, valid_to=at).model_dump(
+                mode="json"
+            )
 
         return self._call(200, run)
 
@@ -178,6 +182,15 @@ def _same_instant(a: str | None, b: str | None) -> bool:
 
 def _label(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _describe(facts: list[dict[str, Any]]) -> str:
+    """``value (source episode)`` for each fact, or "nothing"."""
+    parts = []
+    for f in facts:
+        what = f["object"] if f.get("object") is not None else f["value"]
+        parts.append(f"{_label(what)} ({f['source_episode_id']})")
+    return ", ".join(parts) or "nothing"
 
 
 @dataclass
@@ -310,15 +323,14 @@ class Runner:
         when = f" as of {e['as_of']}" if e.get("as_of") else " now"
         when += f" known at {known}" if known else ""
         name = f"{e['subject']}.{e['predicate']}"
-        got = ", ".join(
-            f"{_label(f['object'] if f.get('object') is not None else f['value'])} ({f['source_episode_id']})"
-            for f in facts
-        ) or "nothing"
+        got = _describe(facts)
         if "value" in e:
             ok = len(facts) == 1 and facts[0].get("value") == e["value"]
             if ok and "source_episode_id" in e:
                 ok = facts[0]["source_episode_id"] == e["source_episode_id"]
-            want = f"{_label(e['value'])}" + (f" ({e['source_episode_id']})" if "source_episode_id" in e else "")
+            want = f"{_label(e['value'])}" + (
+                f" ({e['source_episode_id']})" if "source_episode_id" in e else ""
+            )
         elif "objects" in e:
             ok = sorted(f.get("object") for f in facts) == sorted(e["objects"])
             want = ", ".join(e["objects"]) or "nothing"
@@ -374,7 +386,9 @@ class Runner:
         if missing or extra:
             self._fail(n, f"neighbors of {e['entity']}: missing {missing}, unexpected {extra}")
         else:
-            self.say(f"[{n}] neighbors of {e['entity']} (depth {params['depth']}): {sorted(ids)} ok")
+            self.say(
+                f"[{n}] neighbors of {e['entity']} (depth {params['depth']}): {sorted(ids)} ok"
+            )
 
     def _summary(self) -> None:
         """What the memory holds now for every timeline the scenario wrote."""
@@ -387,10 +401,7 @@ class Runner:
                 params["object"] = obj
             status, body = self.backend.get(self.tenant, "/facts", params)
             facts = body.get("facts", []) if status == 200 else []
-            got = ", ".join(
-                f"{_label(f['object'] if f.get('object') is not None else f['value'])} ({f['source_episode_id']})"
-                for f in facts
-            ) or "nothing"
+            got = _describe(facts)
             self.say(f"  current {subject}.{predicate} = {got}")
 
 

@@ -1,13 +1,13 @@
 """The project's error tree. Every layer raises these; only the API maps them to HTTP.
 
-    SgamError
-    ├── ValidationError        bad input; ``errors`` lists each failing item, field, reason  (422)
-    ├── NotFoundError          unknown or foreign resource                                  (404)
-    ├── ConflictError          a write clashes with recorded state                          (409)
-    │   └── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
-    ├── StoreUnavailableError  the store cannot be reached; retry later                     (503)
-    │   └── TransientStoreError  a deadlock or leader switch: the service retries the transaction
-    └── TemplateError          a Cypher template is malformed (raised at start-up)
+SgamError
+├── ValidationError        bad input; ``errors`` lists each failing item, field, reason  (422)
+├── NotFoundError          unknown or foreign resource                                  (404)
+├── ConflictError          a write clashes with recorded state                          (409)
+│   └── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
+├── StoreUnavailableError  the store cannot be reached; retry later                     (503)
+│   └── TransientStoreError  a deadlock or leader switch: the service retries the transaction
+└── TemplateError          a Cypher template is malformed (raised at start-up)
 """
 
 from __future__ import annotations

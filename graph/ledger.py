@@ -218,9 +218,7 @@ def write_facts(
     mentions = {(c.source_episode_id, c.subject) for c in checked}
     mentions |= {(c.source_episode_id, c.object) for c in checked if c.object is not None}
     tx.mention(tenant_id=tenant_id, pairs=sorted(mentions))
-    return WriteResult(
-        facts=[known[fid] for _, fid in outcomes], outcomes=[s for s, _ in outcomes]
-    )
+    return WriteResult(facts=[known[fid] for _, fid in outcomes], outcomes=[s for s, _ in outcomes])
 
 
 def _describe_key(key: str) -> str:
@@ -271,9 +269,7 @@ def _resolve_entities(
     return resolved, errors
 
 
-def retract_fact(
-    tx: LedgerTx, *, tenant_id: str, fact_id: str, valid_to: datetime | None
-) -> Fact:
+def retract_fact(tx: LedgerTx, *, tenant_id: str, fact_id: str, valid_to: datetime | None) -> Fact:
     """End a fact's validity at ``valid_to`` (default: now) without a replacement."""
     fact = tx.current_fact(tenant_id=tenant_id, fact_id=fact_id)
     if fact is None:
@@ -300,9 +296,7 @@ def retract_fact(
     return next(f for f in facts if f.fact_id == fact_id)
 
 
-def delete_episode(
-    tx: LedgerTx, *, tenant_id: str, episode_id: str
-) -> DeleteResult:
+def delete_episode(tx: LedgerTx, *, tenant_id: str, episode_id: str) -> DeleteResult:
     """Really delete an episode and repair the timelines its facts had cut.
 
     The remaining assertions of each touched timeline are folded again, so a value the

@@ -39,9 +39,7 @@ class LedgerTx(Protocol):
 
     def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]: ...
 
-    def append_assertions(
-        self, *, tenant_id: str, rows: Sequence[tuple[str, Assertion]]
-    ) -> None:
+    def append_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, Assertion]]) -> None:
         """Record (timeline key, assertion) pairs in the ledger."""
 
     def retire(self, *, tenant_id: str, version_ids: Sequence[str], at: datetime) -> None: ...

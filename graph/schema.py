@@ -152,7 +152,11 @@ class CheckedFact(BaseModel):
 
 
 def check_delta(
-    schema: MemorySchema, delta: MemoryDelta, *, index: int | None, default_valid_from: datetime | None
+    schema: MemorySchema,
+    delta: MemoryDelta,
+    *,
+    index: int | None,
+    default_valid_from: datetime | None,
 ) -> CheckedFact | list[ItemError]:
     """Validate one delta against the schema; return the typed fact or every reason it fails."""
     errs: list[ItemError] = []
@@ -170,11 +174,21 @@ def check_delta(
     for field, t in (("subject_type", delta.subject_type), ("object_type", delta.object_type)):
         if t is not None and schema.strict and t not in known_types:
             err(f"unknown entity type {t!r} (schema is strict)", field)
-    if spec is not None and spec.subject_types and delta.subject_type is not None:
-        if delta.subject_type not in spec.subject_types:
-            err(f"{delta.predicate} applies to {spec.subject_types}, not {delta.subject_type}", "subject_type")
+    if (
+        spec is not None
+        and spec.subject_types
+        and delta.subject_type is not None
+        and delta.subject_type not in spec.subject_types
+    ):
+        err(
+            f"{delta.predicate} applies to {spec.subject_types}, not {delta.subject_type}",
+            "subject_type",
+        )
     if delta.source_episode_id is None:
-        err("source_episode_id is required: every fact cites the episode it came from", "source_episode_id")
+        err(
+            "source_episode_id is required: every fact cites the episode it came from",
+            "source_episode_id",
+        )
     valid_from = delta.valid_from or default_valid_from
     if valid_from is None:
         err("valid_from is required", "valid_from")
@@ -190,9 +204,12 @@ def check_delta(
         if not spec.is_relation and has_object:
             err(f"{spec.name} takes a {spec.value_type} value, not an object", "object")
         if spec.is_relation and has_object:
-            if delta.object_type is not None and delta.object_type != spec.object_type:
-                if spec.object_type != DEFAULT_ENTITY_TYPE:
-                    err(f"{spec.name} expects object_type {spec.object_type}", "object_type")
+            if (
+                delta.object_type is not None
+                and delta.object_type != spec.object_type
+                and spec.object_type != DEFAULT_ENTITY_TYPE
+            ):
+                err(f"{spec.name} expects object_type {spec.object_type}", "object_type")
             object_type = delta.object_type or spec.object_type
     if has_value and not has_object:
         target = spec.value_type if spec is not None and spec.value_type else None
@@ -203,7 +220,8 @@ def check_delta(
             value, value_type = coerced
     if errs:
         return errs
-    assert valid_from is not None and delta.source_episode_id is not None
+    assert valid_from is not None
+    assert delta.source_episode_id is not None
     if spec is not None:
         cardinality = spec.effective_cardinality
         memory_type = delta.memory_type or spec.memory_type
@@ -231,7 +249,9 @@ def check_delta(
     )
 
 
-def coerce_value(raw: Scalar | None, target: ValueType | None) -> tuple[Scalar, ValueType] | ItemError:
+def coerce_value(
+    raw: Scalar | None, target: ValueType | None
+) -> tuple[Scalar, ValueType] | ItemError:
     """Type a literal. With no declared type, infer one; dates stay ISO strings."""
     if raw is None:
         return ItemError(reason="value is missing")

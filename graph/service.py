@@ -94,9 +94,7 @@ class MemoryService:
 
     def episode_facts(self, *, tenant_id: str, episode_id: str) -> list[Fact]:
         """Every fact interval currently believed that cites this episode."""
-        q = FactQuery(
-            source_episode_id=episode_id, as_of=None, known_at=utcnow(), limit=MAX_LIMIT
-        )
+        q = FactQuery(source_episode_id=episode_id, as_of=None, known_at=utcnow(), limit=MAX_LIMIT)
         return self.store.facts(tenant_id=tenant_id, query=q)
 
     def delete_episode(self, *, tenant_id: str, episode_id: str) -> DeleteResult:
@@ -187,10 +185,20 @@ class MemoryService:
         if ent is None:
             raise NotFoundError("entity", entity_id)
         now = utcnow()
-        out = self.facts(tenant_id=tenant_id, subject=entity_id, as_of=as_of or now,
-                         known_at=known_at or now, limit=MAX_LIMIT)
-        incoming = self.facts(tenant_id=tenant_id, object=entity_id, as_of=as_of or now,
-                              known_at=known_at or now, limit=MAX_LIMIT)
+        out = self.facts(
+            tenant_id=tenant_id,
+            subject=entity_id,
+            as_of=as_of or now,
+            known_at=known_at or now,
+            limit=MAX_LIMIT,
+        )
+        incoming = self.facts(
+            tenant_id=tenant_id,
+            object=entity_id,
+            as_of=as_of or now,
+            known_at=known_at or now,
+            limit=MAX_LIMIT,
+        )
         return ent, out + [f for f in incoming if f.subject != entity_id]
 
     def neighbors(

@@ -7,6 +7,7 @@ write batch is one ``BEGIN IMMEDIATE`` transaction, which also serialises writer
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -32,6 +33,8 @@ from graph.model import (
     ValueType,
 )
 from graph.schema import MemorySchema
+from graph.sqlite_queue import SqliteQueueMixin
+from graph.sqlite_search import SqliteSearchMixin
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
 
@@ -378,8 +381,8 @@ def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
         yield items[i : i + size]
 
 
-class SqliteStore:
-    """The storage port over one SQLite file."""
+class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
+    """The storage port over one SQLite file (queue and search in their own modules)."""
 
     def __init__(self, path: str | Path, *, url: str | None = None) -> None:
         self.path = str(path)
@@ -443,15 +446,14 @@ class SqliteStore:
 
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
-        self._conn().executescript(SCHEMA_SQL)
+        self._conn().executescript(SCHEMA_SQL + self.QUEUE_SQL + self.SEARCH_SQL)
 
     def close(self) -> None:
         with self._conns_lock:
             for c in self._conns:
-                try:
+                # A connection made in a thread that is gone may refuse; nothing to flush.
+                with contextlib.suppress(sqlite3.ProgrammingError):
                     c.close()
-                except sqlite3.ProgrammingError:
-                    pass  # created in another thread that is gone; nothing left to flush
             self._conns.clear()
         self._local = threading.local()
 
@@ -602,7 +604,13 @@ class SqliteStore:
                 conds.append(f"subject IN ({_in(ids)})")
             if direction in (Direction.IN, Direction.BOTH):
                 conds.append(f"object IN ({_in(ids)})")
-            params: list[Any] = [tenant_id, to_db(as_of), to_db(as_of), to_db(known_at), to_db(known_at)]
+            params: list[Any] = [
+                tenant_id,
+                to_db(as_of),
+                to_db(as_of),
+                to_db(known_at),
+                to_db(known_at),
+            ]
             params += ids * len(conds)
             sql = (
                 f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND object IS NOT NULL"  # noqa: S608
@@ -622,7 +630,9 @@ class SqliteStore:
                         seen.add(end)
                         nxt.add(end)
             frontier = nxt
-        ents = [e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e]
+        ents = [
+            e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e
+        ]
         ordered = sorted(facts.values(), key=lambda f: (f.subject, f.predicate, f.fact_id))
         return Neighborhood(entities=ents, facts=ordered)
 

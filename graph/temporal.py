@@ -24,6 +24,7 @@ Rules (ARCHITECTURE.md, "Time"):
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -135,14 +136,16 @@ def apply_assertion(
     """Apply one assertion to a timeline's intervals.
 
     ``strict`` is True for a new write (a ``reject`` conflict raises) and False when
-    re-folding recorded assertions, where a conflict that deleting an episode brought
-    about is settled in favour of the later recorded fact rather than failing the delete.
+    re-folding recorded assertions, where a ``reject`` conflict that deleting an episode
+    brought about is settled in favour of the later recorded fact instead of failing.
     """
     if a.kind == "retract":
         return retract(state, fact_id=a.fact_id, at=a.valid_to, strict=strict), Outcome(
             WriteStatus.CREATED, a.fact_id
         )
-    assert a.claim is not None and a.valid_from is not None and a.source_episode_id is not None
+    assert a.claim is not None
+    assert a.valid_from is not None
+    assert a.source_episode_id is not None
     start, end = a.valid_from, a.valid_to
     same_start = next((i for i in state if i.valid_from == start), None)
     if same_start is not None:
@@ -152,7 +155,12 @@ def apply_assertion(
             merged = replace(same_start, sources=(*same_start.sources, a.source_episode_id))
             rest = [i for i in state if i is not same_start]
             return _sorted([*rest, merged]), Outcome(WriteStatus.CORROBORATED, merged.fact_id)
-        policy = a.policy if strict else ConflictPolicy.LATEST_RECORDED_WINS
+        policy = a.policy
+        if not strict and policy == ConflictPolicy.REJECT:
+            # Re-folding after a deletion: this fact was accepted when written, so a clash
+            # that the deletion brought about goes to the later recorded fact. Other
+            # policies are applied again exactly as recorded.
+            policy = ConflictPolicy.LATEST_RECORDED_WINS
         if policy == ConflictPolicy.REJECT:
             raise FactConflictError(
                 index=index,
@@ -178,7 +186,8 @@ def apply_assertion(
 def _place_open(
     state: Sequence[Interval], a: Assertion, sources: tuple[str, ...]
 ) -> tuple[tuple[Interval, ...], Outcome]:
-    assert a.claim is not None and a.valid_from is not None
+    assert a.claim is not None
+    assert a.valid_from is not None
     start = a.valid_from
     host = next((i for i in state if i.contains(start)), None)
     out = [i for i in state if i is not host]
@@ -198,7 +207,8 @@ def _place_open(
 def _place_bounded(
     state: Sequence[Interval], a: Assertion, sources: tuple[str, ...], end: datetime
 ) -> tuple[tuple[Interval, ...], Outcome]:
-    assert a.claim is not None and a.valid_from is not None
+    assert a.claim is not None
+    assert a.valid_from is not None
     start = a.valid_from
     out: list[Interval] = []
     cut: list[str] = []
@@ -249,7 +259,7 @@ def fold(assertions: Iterable[Assertion]) -> tuple[Interval, ...]:
 
 
 def diff(old: Sequence[tuple[str, Interval]], new: Sequence[Interval]) -> Mutations:
-    """Versions to retire and intervals to insert to go from ``old`` (with version ids) to ``new``."""
+    """Versions to retire and intervals to insert to turn ``old`` (version ids) into ``new``."""
     m = Mutations()
     wanted = {i.fact_id: i for i in new}
     have = {i.fact_id: (vid, i) for vid, i in old}
@@ -269,7 +279,7 @@ def check_invariants(state: Sequence[Interval]) -> None:
     open_count = sum(1 for i in ordered if i.valid_to is None)
     if open_count > 1:
         raise AssertionError(f"{open_count} open intervals")
-    for a, b in zip(ordered, ordered[1:], strict=False):
+    for a, b in itertools.pairwise(ordered):
         if a.valid_to is None or a.valid_to > b.valid_from:
             raise AssertionError(f"{a.fact_id} overlaps {b.fact_id}")
     for i in ordered:

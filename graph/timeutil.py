@@ -32,7 +32,10 @@ def ensure_aware(value: datetime, *, field: str, index: int | None = None) -> da
 def to_db(value: datetime) -> str:
     """Fixed-width UTC text so that SQLite's string order is time order."""
     v = value.astimezone(UTC)
-    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}Z"
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d}T"
+        f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}.{v.microsecond:06d}Z"
+    )
 
 
 def from_db(text: str) -> datetime:

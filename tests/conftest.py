@@ -32,7 +32,11 @@ def _docker_answers() -> bool:
         return False
     try:
         out = subprocess.run(
-            ["docker", "info"], capture_output=True, timeout=10, check=False, stdin=subprocess.DEVNULL
+            ["docker", "info"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return False

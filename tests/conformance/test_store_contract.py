@@ -29,7 +29,9 @@ def t(days: float) -> datetime:
     return T0 + timedelta(days=days)
 
 
-def episode(svc: MemoryService, tenant: str, eid: str, at: datetime = T0, content: str = "x") -> None:
+def episode(
+    svc: MemoryService, tenant: str, eid: str, at: datetime = T0, content: str = "x"
+) -> None:
     svc.add_episode(
         tenant_id=tenant, body=EpisodeCreate(episode_id=eid, content=content, occurred_at=at)
     )
@@ -47,14 +49,18 @@ def deadline(value: str, start: datetime, ep: str, **kw: object) -> MemoryDelta:
     )
 
 
-def values_at(svc: MemoryService, tenant: str, at: datetime, known_at: datetime | None = None) -> list[tuple[object, str | None]]:
+def values_at(
+    svc: MemoryService, tenant: str, at: datetime, known_at: datetime | None = None
+) -> list[tuple[object, str | None]]:
     facts = svc.facts(
         tenant_id=tenant, subject="mira", predicate="passport_deadline", as_of=at, known_at=known_at
     )
     return [(f.value, f.source_episode_id) for f in facts]
 
 
-def history(svc: MemoryService, tenant: str, known_at: datetime | None = None) -> list[tuple[object, datetime, datetime | None, str | None]]:
+def history(
+    svc: MemoryService, tenant: str, known_at: datetime | None = None
+) -> list[tuple[object, datetime, datetime | None, str | None]]:
     return [
         (f.value, f.valid_from, f.valid_to, f.source_episode_id)
         for f in svc.history(
@@ -117,9 +123,7 @@ def test_bounded_fact_replaces_exactly_its_portion(service: MemoryService, tenan
     episode(service, tenant, "e1")
     episode(service, tenant, "e2", t(3))
     service.write_facts(tenant_id=tenant, deltas=[deadline("A", t(0), "e1")])
-    service.write_facts(
-        tenant_id=tenant, deltas=[deadline("B", t(3), "e2", valid_to=t(5))]
-    )
+    service.write_facts(tenant_id=tenant, deltas=[deadline("B", t(3), "e2", valid_to=t(5))])
     assert history(service, tenant) == [
         ("A", t(0), t(3), "e1"),
         ("B", t(3), t(5), "e2"),
@@ -127,11 +131,16 @@ def test_bounded_fact_replaces_exactly_its_portion(service: MemoryService, tenan
     ]
     assert values_at(service, tenant, t(4)) == [("B", "e2")]
     assert values_at(service, tenant, t(5)) == [("A", "e1")]
-    ids = [f.fact_id for f in service.history(tenant_id=tenant, subject="mira", predicate="passport_deadline")]
+    ids = [
+        f.fact_id
+        for f in service.history(tenant_id=tenant, subject="mira", predicate="passport_deadline")
+    ]
     assert len(set(ids)) == 3  # the resumed piece is an interval of its own
 
 
-def test_equal_valid_from_is_rejected_naming_both_sources(service: MemoryService, tenant: str) -> None:
+def test_equal_valid_from_is_rejected_naming_both_sources(
+    service: MemoryService, tenant: str
+) -> None:
     episode(service, tenant, "e1")
     episode(service, tenant, "e2")
     first = service.write_facts(tenant_id=tenant, deltas=[deadline("A", t(0), "e1")]).facts[0]
@@ -140,7 +149,8 @@ def test_equal_valid_from_is_rejected_naming_both_sources(service: MemoryService
     assert info.value.conflicting_fact_id == first.fact_id
     assert info.value.conflicting_source_episode_id == "e1"
     assert info.value.source_episode_id == "e2"
-    assert "e1" in str(info.value) and "e2" in str(info.value)
+    assert "e1" in str(info.value)
+    assert "e2" in str(info.value)
     assert history(service, tenant) == [("A", t(0), None, "e1")]
 
 
@@ -158,7 +168,9 @@ def test_latest_recorded_wins(service: MemoryService, tenant: str) -> None:
 
 
 @pytest.mark.parametrize(("confidence", "winner"), [(0.9, "B"), (0.5, "A"), (0.7, "A")])
-def test_highest_confidence_wins(service: MemoryService, tenant: str, confidence: float, winner: str) -> None:
+def test_highest_confidence_wins(
+    service: MemoryService, tenant: str, confidence: float, winner: str
+) -> None:
     episode(service, tenant, "e1")
     episode(service, tenant, "e2")
     service.write_facts(tenant_id=tenant, deltas=[deadline("A", t(0), "e1", confidence=0.7)])
@@ -183,7 +195,9 @@ def test_identical_redelivery_is_a_no_op(service: MemoryService, tenant: str) ->
     assert again.facts[0].recorded_at < after_first  # no new version was written
 
 
-def test_same_statement_from_another_episode_corroborates(service: MemoryService, tenant: str) -> None:
+def test_same_statement_from_another_episode_corroborates(
+    service: MemoryService, tenant: str
+) -> None:
     episode(service, tenant, "e1")
     episode(service, tenant, "e2")
     service.write_facts(tenant_id=tenant, deltas=[deadline("A", t(0), "e1")])
@@ -243,7 +257,9 @@ def test_deletion_is_real_at_every_known_at(service: MemoryService, tenant: str)
     assert values_at(service, tenant, t(3), known_at=while_believed) == []
 
 
-def test_deleting_the_middle_episode_of_a_bounded_split(service: MemoryService, tenant: str) -> None:
+def test_deleting_the_middle_episode_of_a_bounded_split(
+    service: MemoryService, tenant: str
+) -> None:
     episode(service, tenant, "e1")
     episode(service, tenant, "e2", t(3))
     service.write_facts(tenant_id=tenant, deltas=[deadline("A", t(0), "e1")])
@@ -255,12 +271,22 @@ def test_deleting_the_middle_episode_of_a_bounded_split(service: MemoryService, 
 def test_many_valued_relations_are_separate_timelines(service: MemoryService, tenant: str) -> None:
     episode(service, tenant, "e9")
     deltas = [
-        MemoryDelta(subject="cust-7", subject_type="Customer", predicate="holds_account",
-                    object=acct, object_type="Account", valid_from=t(0), source_episode_id="e9")
+        MemoryDelta(
+            subject="cust-7",
+            subject_type="Customer",
+            predicate="holds_account",
+            object=acct,
+            object_type="Account",
+            valid_from=t(0),
+            source_episode_id="e9",
+        )
         for acct in ("acct-1", "acct-2")
     ]
     written = service.write_facts(tenant_id=tenant, deltas=deltas).facts
-    assert {f.object for f in service.facts(tenant_id=tenant, subject="cust-7")} == {"acct-1", "acct-2"}
+    assert {f.object for f in service.facts(tenant_id=tenant, subject="cust-7")} == {
+        "acct-1",
+        "acct-2",
+    }
     service.retract(tenant_id=tenant, fact_id=written[0].fact_id, valid_to=t(2))
     assert [f.object for f in service.facts(tenant_id=tenant, subject="cust-7")] == ["acct-2"]
     assert {f.object for f in service.facts(tenant_id=tenant, subject="cust-7", as_of=t(1))} == {
@@ -270,13 +296,24 @@ def test_many_valued_relations_are_separate_timelines(service: MemoryService, te
     assert written[0].value_type == ValueType.ENTITY
 
 
-def test_neighbors_follow_only_relations_valid_at_the_time(service: MemoryService, tenant: str) -> None:
+def test_neighbors_follow_only_relations_valid_at_the_time(
+    service: MemoryService, tenant: str
+) -> None:
     episode(service, tenant, "e1")
 
-    def rel(s: str, st: str, p: str, o: str, ot: str, start: float, end: float | None = None) -> MemoryDelta:
-        return MemoryDelta(subject=s, subject_type=st, predicate=p, object=o, object_type=ot,
-                           valid_from=t(start), valid_to=t(end) if end is not None else None,
-                           source_episode_id="e1")
+    def rel(
+        s: str, st: str, p: str, o: str, ot: str, start: float, end: float | None = None
+    ) -> MemoryDelta:
+        return MemoryDelta(
+            subject=s,
+            subject_type=st,
+            predicate=p,
+            object=o,
+            object_type=ot,
+            valid_from=t(start),
+            valid_to=t(end) if end is not None else None,
+            source_episode_id="e1",
+        )
 
     service.write_facts(
         tenant_id=tenant,
@@ -307,10 +344,10 @@ def test_neighbors_follow_only_relations_valid_at_the_time(service: MemoryServic
 
 
 BAD_ITEMS = [
-    (dict(value="A", object="x"), "value"),
-    (dict(value="A", valid_to=T0 - timedelta(days=1)), "valid_to"),
-    (dict(value="A", valid_to=T0), "valid_to"),
-    (dict(value="A", source_episode_id="nope"), "source_episode_id"),
+    ({"value": "A", "object": "x"}, "value"),
+    ({"value": "A", "valid_to": T0 - timedelta(days=1)}, "valid_to"),
+    ({"value": "A", "valid_to": T0}, "valid_to"),
+    ({"value": "A", "source_episode_id": "nope"}, "source_episode_id"),
 ]
 
 
@@ -321,8 +358,13 @@ def test_bad_items_name_field_and_index_and_write_nothing(
     episode(service, tenant, "e1")
     good = deadline("OK", t(0), "e1")
     bad = MemoryDelta.model_validate(
-        {"subject": "mira", "predicate": "passport_deadline", "valid_from": T0,
-         "source_episode_id": "e1", **item}
+        {
+            "subject": "mira",
+            "predicate": "passport_deadline",
+            "valid_from": T0,
+            "source_episode_id": "e1",
+            **item,
+        }
     )
     with pytest.raises(ValidationError) as info:
         service.write_facts(tenant_id=tenant, deltas=[good, bad])
@@ -331,7 +373,9 @@ def test_bad_items_name_field_and_index_and_write_nothing(
     assert service.store.entity(tenant_id=tenant, entity_id="mira") is None
 
 
-def test_strict_schema_refuses_unknown_predicates_and_wrong_types(service: MemoryService, tenant: str) -> None:
+def test_strict_schema_refuses_unknown_predicates_and_wrong_types(
+    service: MemoryService, tenant: str
+) -> None:
     episode(service, tenant, "e1")
     schema = service.put_schema(
         tenant_id=tenant,
@@ -347,8 +391,13 @@ def test_strict_schema_refuses_unknown_predicates_and_wrong_types(service: Memor
             tenant_id=tenant,
             deltas=[
                 deadline("2026-07-15", t(0), "e1"),
-                MemoryDelta(subject="mira", predicate="favourite_colour", value="red",
-                            valid_from=t(0), source_episode_id="e1"),
+                MemoryDelta(
+                    subject="mira",
+                    predicate="favourite_colour",
+                    value="red",
+                    valid_from=t(0),
+                    source_episode_id="e1",
+                ),
                 deadline("next tuesday", t(1), "e1"),
             ],
         )
@@ -366,8 +415,16 @@ def test_entity_types_are_never_silently_changed(service: MemoryService, tenant:
     with pytest.raises(ValidationError, match="is a Person, not a Customer"):
         service.write_facts(
             tenant_id=tenant,
-            deltas=[MemoryDelta(subject="mira", subject_type="Customer", predicate="tier",
-                                value="gold", valid_from=t(0), source_episode_id="e1")],
+            deltas=[
+                MemoryDelta(
+                    subject="mira",
+                    subject_type="Customer",
+                    predicate="tier",
+                    value="gold",
+                    valid_from=t(0),
+                    source_episode_id="e1",
+                )
+            ],
         )
 
 
@@ -410,8 +467,16 @@ def test_pagination_walks_every_fact_once(service: MemoryService, tenant: str) -
     episode(service, tenant, "e1")
     service.write_facts(
         tenant_id=tenant,
-        deltas=[MemoryDelta(subject=f"s{i:02d}", predicate="score", value=i, valid_from=t(0),
-                            source_episode_id="e1") for i in range(25)],
+        deltas=[
+            MemoryDelta(
+                subject=f"s{i:02d}",
+                predicate="score",
+                value=i,
+                valid_from=t(0),
+                source_episode_id="e1",
+            )
+            for i in range(25)
+        ],
     )
     seen: list[str] = []
     after = None
