@@ -167,6 +167,7 @@ def write_facts(
     known: dict[str, Fact] = {f.fact_id: f for fs in current.values() for f in fs}
     state: dict[str, tuple[Interval, ...]] = {k: tuple(i for _, i in v) for k, v in before.items()}
     outcomes: list[tuple[WriteStatus, str]] = []
+    produced: dict[int, Interval | None] = {}
     ledger_rows: list[tuple[str, Assertion]] = []
     for idx, (c, key) in enumerate(zip(checked, keys, strict=True)):
         a = Assertion(
@@ -197,6 +198,8 @@ def write_facts(
             state[key], a, strict=True, index=idx, timeline=_describe_key(key)
         )
         outcomes.append((outcome.status, outcome.fact_id))
+        # What this item produced, in case a later item of the same batch replaces it.
+        produced[idx] = next((i for i in state[key] if i.fact_id == outcome.fact_id), None)
         if outcome.status != WriteStatus.UNCHANGED:
             ledger_rows.append((key, a))
 
@@ -218,7 +221,22 @@ def write_facts(
     mentions = {(c.source_episode_id, c.subject) for c in checked}
     mentions |= {(c.source_episode_id, c.object) for c in checked if c.object is not None}
     tx.mention(tenant_id=tenant_id, pairs=sorted(mentions))
-    return WriteResult(facts=[known[fid] for _, fid in outcomes], outcomes=[s for s, _ in outcomes])
+    return WriteResult(
+        facts=[
+            known.get(fid) or _replaced_in_batch(produced[idx], tenant_id=tenant_id, now=now)
+            for idx, (_, fid) in enumerate(outcomes)
+        ],
+        outcomes=[s for s, _ in outcomes],
+    )
+
+
+def _replaced_in_batch(interval: Interval | None, *, tenant_id: str, now: datetime) -> Fact:
+    """An item whose fact a later item of the same batch replaced: it was never current
+    at any system time, so it is returned closed at the batch's own instant."""
+    assert interval is not None
+    return fact_of(interval, tenant_id=tenant_id, recorded_at=now).model_copy(
+        update={"retired_at": now}
+    )
 
 
 def _describe_key(key: str) -> str:

@@ -496,3 +496,25 @@ def test_schema_versions_increment(service: MemoryService, tenant: str) -> None:
     s2 = service.put_schema(tenant_id=tenant, schema=MemorySchema(mode="permissive"))
     assert (s1.version, s2.version) == (1, 2)
     assert service.schema(tenant_id=tenant).version == 2
+
+
+def test_one_batch_may_settle_its_own_equal_start_conflict(
+    service: MemoryService, tenant: str
+) -> None:
+    episode(service, tenant, "e1")
+    r = service.write_facts(
+        tenant_id=tenant,
+        deltas=[deadline("A", t(0), "e1"), deadline("B", t(0), "e1")],
+        policy=ConflictPolicy.LATEST_RECORDED_WINS,
+    )
+    assert r.outcomes == [WriteStatus.CREATED, WriteStatus.CREATED]
+    assert [f.value for f in r.facts] == ["A", "B"]
+    assert r.facts[0].retired_at is not None  # replaced within the batch: never current
+    assert r.facts[1].retired_at is None
+    assert history(service, tenant) == [("B", t(0), None, "e1")]
+    with pytest.raises(FactConflictError) as info:
+        service.write_facts(
+            tenant_id=tenant, deltas=[deadline("C", t(1), "e1"), deadline("D", t(1), "e1")]
+        )
+    assert info.value.index == 1
+    assert history(service, tenant) == [("B", t(0), None, "e1")]
