@@ -7,19 +7,29 @@ time (``recorded_at`` → ``retired_at``) and never edits a version in place.
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+)
 
 TENANT_RE = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 PREDICATE_RE = r"^[a-z][a-z0-9_]{0,63}$"
 TYPE_RE = r"^[A-Z][A-Za-z0-9_]{0,63}$"
-# Entity and episode ids: printable, no control characters, bounded.
-ID_RE = r"^[^\x00-\x1f\x7f]{1,256}$"
+# Entity and episode ids: printable, no control characters, no "/" (ids are URL path
+# segments, and servers decode %2F before routing), bounded.
+ID_RE = r"^[^\x00-\x1f\x7f/]{1,256}$"
 
 TenantId = Annotated[str, StringConstraints(pattern=TENANT_RE)]
 EntityId = Annotated[str, StringConstraints(pattern=ID_RE)]
@@ -33,6 +43,34 @@ DEFAULT_MEMORY_TYPE = "semantic"
 DEFAULT_RETENTION = "keep"
 
 _tenant_re = re.compile(TENANT_RE)
+
+# Every timestamp must be an instant the stores can hold in UTC, with a day to spare for
+# the temporal core's arithmetic: ``9999-12-31T23:00:00-05:00`` has no UTC form at all.
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+# A literal value is part of index keys as escaped JSON (Neo4j range indexes hold at most
+# ~8 KB per key, with the tenant and subject beside it); longer text belongs in an episode.
+MAX_VALUE_JSON = 2048
+
+
+def instant_problem(value: datetime) -> str | None:
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        return "timestamp out of range: must fall between 0001-01-02 and 9999-12-30 (UTC)"
+    return None
+
+
+def _in_range(value: datetime) -> datetime:
+    problem = instant_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+Instant = Annotated[AwareDatetime, AfterValidator(_in_range)]
 
 
 def valid_tenant(tenant_id: str) -> bool:
@@ -111,13 +149,25 @@ class MemoryDelta(BaseModel):
     value: Scalar | None = None
     object: EntityId | None = None
     object_type: TypeName | None = None
-    valid_from: AwareDatetime | None = None
-    valid_to: AwareDatetime | None = None
+    valid_from: Instant | None = None
+    valid_to: Instant | None = None
     source_episode_id: EpisodeId | None = None
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     memory_type: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
     retention_policy: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
     evidence: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _storable_value(cls, v: Scalar | None) -> Scalar | None:
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("a number must be finite (no NaN or Infinity)")
+        if isinstance(v, str) and len(json.dumps(v)) > MAX_VALUE_JSON:
+            raise ValueError(
+                f"a literal value may take at most {MAX_VALUE_JSON} characters as escaped JSON"
+                " (a non-ASCII character counts 6 or 12); keep long text in an episode"
+            )
+        return v
 
 
 class Fact(BaseModel):
@@ -172,7 +222,7 @@ class EpisodeCreate(BaseModel):
     kind: EpisodeKind = EpisodeKind.MESSAGE
     source: Annotated[str, StringConstraints(max_length=256)] | None = None
     content: EpisodeContent
-    occurred_at: AwareDatetime
+    occurred_at: Instant
     session_id: Annotated[str, StringConstraints(max_length=256)] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     extract: ExtractMode | None = None

@@ -104,7 +104,16 @@ FACT_COLUMNS = (
     "retired_at, source_episode_id, sources_json, supersedes_json, confidence, memory_type, "
     "schema_version, retention_policy, cardinality"
 )
-TENANT_TABLES = ("entities", "episodes", "episode_mentions", "assertions", "facts", "schemas")
+TENANT_TABLES = (
+    "entities",
+    "episodes",
+    "episode_mentions",
+    "assertions",
+    "facts",
+    "schemas",
+    "extraction_candidates",
+    "merge_candidates",
+)
 
 
 def episode_hash(episode: Episode) -> str:
@@ -395,11 +404,11 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             try:
+                if self.path != ":memory:":
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            except sqlite3.Error as e:
+            except (OSError, sqlite3.Error) as e:
                 raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode = WAL")

@@ -33,6 +33,7 @@ from typing import Literal
 
 from graph.errors import FactConflictError, invalid
 from graph.model import Cardinality, ConflictPolicy, Scalar, ValueType, WriteStatus, canonical_value
+from graph.timeutil import format_instant
 
 _DERIVED_NS = uuid.UUID("5b0f3c52-8a3e-4d7e-9c57-2f4f9b8e6a10")
 
@@ -168,7 +169,7 @@ def apply_assertion(
                 conflicting_source_episode_id=same_start.sources[0] if same_start.sources else None,
                 source_episode_id=a.source_episode_id,
                 timeline=timeline,
-                valid_from=start.isoformat(),
+                valid_from=format_instant(start),
             )
         if (
             policy == ConflictPolicy.HIGHEST_CONFIDENCE_WINS

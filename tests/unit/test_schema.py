@@ -169,3 +169,19 @@ def test_naive_timestamps_and_bad_names_are_refused_naming_the_field() -> None:
         delta(predicate="Passport Deadline")
     with pytest.raises(pydantic.ValidationError, match="confidence"):
         delta(confidence=1.5)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("valid_from", "9999-12-31T23:00:00-05:00"),  # no UTC form at all
+        ("valid_to", "0001-01-01T00:00:00+00:00"),
+        ("value", float("nan")),
+        ("value", float("inf")),
+        ("value", "x" * 3000),
+        ("subject", "acct/1"),
+    ],
+)
+def test_what_no_store_can_hold_is_refused_at_the_boundary(field: str, value: object) -> None:
+    with pytest.raises(pydantic.ValidationError, match=field):
+        delta(**{field: value})
