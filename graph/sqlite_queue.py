@@ -1,0 +1,475 @@
+"""The durable extraction queue on SQLite (see :mod:`graph.queue` for the contract).
+
+Claims are atomic across processes: every state change runs in ``BEGIN IMMEDIATE``
+(SQLite's single write lock, taken before the first read) and is a conditional
+``UPDATE ... WHERE status = ...`` on top, so even a statement run outside that lock could
+not move an episode that someone else moved first.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from graph.model import Entity, Episode, MemoryDelta
+from graph.queue import (
+    CandidateStatus,
+    HoldReason,
+    MergeCandidate,
+    MergeStatus,
+    PendingCandidate,
+)
+from graph.timeutil import from_db, to_db
+
+_QUEUE_SQL = """
+CREATE INDEX IF NOT EXISTS episodes_lease ON episodes (status, lease_until);
+CREATE INDEX IF NOT EXISTS episodes_session ON episodes (tenant_id, session_id, occurred_at);
+CREATE TABLE IF NOT EXISTS extraction_candidates (
+  tenant_id TEXT NOT NULL, candidate_id TEXT NOT NULL, episode_id TEXT NOT NULL,
+  statement_key TEXT NOT NULL, reason TEXT NOT NULL, delta_json TEXT NOT NULL,
+  status TEXT NOT NULL, created_at TEXT NOT NULL, decided_at TEXT, note TEXT,
+  PRIMARY KEY (tenant_id, candidate_id),
+  UNIQUE (tenant_id, episode_id, statement_key)
+);
+CREATE INDEX IF NOT EXISTS extraction_candidates_statement
+  ON extraction_candidates (tenant_id, statement_key, status);
+CREATE INDEX IF NOT EXISTS extraction_candidates_status
+  ON extraction_candidates (tenant_id, status, created_at);
+CREATE TABLE IF NOT EXISTS merge_candidates (
+  tenant_id TEXT NOT NULL, candidate_id TEXT NOT NULL, entity_id TEXT NOT NULL,
+  name TEXT NOT NULL, existing_entity_id TEXT NOT NULL, entity_type TEXT NOT NULL,
+  similarity REAL NOT NULL, episode_id TEXT NOT NULL, status TEXT NOT NULL,
+  created_at TEXT NOT NULL, decided_at TEXT,
+  PRIMARY KEY (tenant_id, candidate_id),
+  UNIQUE (tenant_id, entity_id, existing_entity_id)
+);
+CREATE INDEX IF NOT EXISTS merge_candidates_status
+  ON merge_candidates (tenant_id, status, created_at);
+"""
+
+# Crashed workers' episodes first: they have waited longest.
+_EXPIRED_LEASE = (
+    "SELECT tenant_id, episode_id FROM episodes"
+    " WHERE status = 'processing' AND lease_until <= :now"
+    " AND (:tenant IS NULL OR tenant_id = :tenant) ORDER BY lease_until LIMIT 1"
+)
+_DUE_PENDING = (
+    "SELECT tenant_id, episode_id FROM episodes"
+    " WHERE status = 'pending' AND next_attempt_at <= :now"
+    " AND (:tenant IS NULL OR tenant_id = :tenant) ORDER BY next_attempt_at LIMIT 1"
+)
+
+# Supporters of a statement: those still held and those already written from it.
+# (IN lists go in as one JSON parameter read by json_each: no SQL is built from values.)
+_SUPPORTING = json.dumps(
+    [CandidateStatus.PENDING.value, CandidateStatus.PROMOTED.value, CandidateStatus.CONFIRMED.value]
+)
+
+
+def _opt_dt(text: str | None) -> datetime | None:
+    return None if text is None else from_db(text)
+
+
+def candidate_from_row(r: sqlite3.Row) -> PendingCandidate:
+    return PendingCandidate(
+        tenant_id=r["tenant_id"],
+        candidate_id=r["candidate_id"],
+        episode_id=r["episode_id"],
+        statement_key=r["statement_key"],
+        reason=HoldReason(r["reason"]),
+        delta=MemoryDelta.model_validate_json(r["delta_json"]),
+        status=CandidateStatus(r["status"]),
+        created_at=from_db(r["created_at"]),
+        decided_at=_opt_dt(r["decided_at"]),
+        note=r["note"],
+    )
+
+
+def merge_from_row(r: sqlite3.Row) -> MergeCandidate:
+    return MergeCandidate(
+        tenant_id=r["tenant_id"],
+        candidate_id=r["candidate_id"],
+        entity_id=r["entity_id"],
+        name=r["name"],
+        existing_entity_id=r["existing_entity_id"],
+        entity_type=r["entity_type"],
+        similarity=r["similarity"],
+        episode_id=r["episode_id"],
+        status=MergeStatus(r["status"]),
+        created_at=from_db(r["created_at"]),
+        decided_at=_opt_dt(r["decided_at"]),
+    )
+
+
+class SqliteQueueMixin:
+    """Queue operations of :class:`graph.sqlite_store.SqliteStore`; tables in QUEUE_SQL."""
+
+    QUEUE_SQL = _QUEUE_SQL
+
+    if TYPE_CHECKING:  # provided by SqliteStore
+
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
+
+    @staticmethod
+    def _episode(r: sqlite3.Row) -> Episode:
+        from graph.sqlite_store import episode_from_row  # the store imports this module
+
+        return episode_from_row(r)
+
+    # -- the queue -------------------------------------------------------------------
+    def enqueue(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        at: datetime,
+        from_statuses: Collection[str],
+        reset_attempts: bool,
+    ) -> Episode | None:
+        statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
+        with self._write() as c:
+            r = c.execute(
+                "UPDATE episodes SET status = 'pending', next_attempt_at = ?,"
+                " lease_owner = NULL, lease_until = NULL,"
+                " attempts = CASE WHEN ? THEN 0 ELSE attempts END,"
+                " last_error = CASE WHEN ? THEN NULL ELSE last_error END"
+                " WHERE tenant_id = ? AND episode_id = ?"
+                " AND status IN (SELECT value FROM json_each(?))"
+                " RETURNING *",
+                (to_db(at), reset_attempts, reset_attempts, tenant_id, episode_id, statuses),
+            ).fetchone()
+        return None if r is None else self._episode(r)
+
+    def claim(
+        self,
+        *,
+        owner: str,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+        tenant_id: str | None = None,
+    ) -> Episode | None:
+        t = to_db(now)
+        with self._write() as c:
+            # A lease that expired after the last allowed attempt: give up, visibly.
+            p = {"now": t, "tenant": tenant_id, "max": max_attempts}
+            c.execute(
+                "UPDATE episodes SET status = 'failed', lease_owner = NULL, lease_until = NULL,"
+                " next_attempt_at = NULL,"
+                " last_error = 'abandoned: the worker lease expired on attempt ' || attempts"
+                " || ' of ' || :max || ' (the worker crashed or stalled)'"
+                " WHERE status = 'processing' AND lease_until <= :now AND attempts >= :max"
+                " AND (:tenant IS NULL OR tenant_id = :tenant)",
+                p,
+            )
+            picked = (
+                c.execute(_EXPIRED_LEASE, p).fetchone() or c.execute(_DUE_PENDING, p).fetchone()
+            )
+            if picked is None:
+                return None
+            r = c.execute(
+                "UPDATE episodes SET status = 'processing', lease_owner = ?, lease_until = ?,"
+                " attempts = attempts + 1"
+                " WHERE tenant_id = ? AND episode_id = ? AND (status = 'pending'"
+                " OR (status = 'processing' AND lease_until <= ?)) RETURNING *",
+                (owner, to_db(lease_until), picked["tenant_id"], picked["episode_id"], t),
+            ).fetchone()
+        return None if r is None else self._episode(r)
+
+    def claim_episode(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        now: datetime,
+        lease_until: datetime,
+        from_statuses: Collection[str],
+    ) -> Episode | None:
+        statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
+        with self._write() as c:
+            r = c.execute(
+                "UPDATE episodes SET status = 'processing', lease_owner = ?, lease_until = ?,"
+                " attempts = attempts + 1"
+                " WHERE tenant_id = ? AND episode_id = ?"
+                " AND status IN (SELECT value FROM json_each(?))"
+                " RETURNING *",
+                (owner, to_db(lease_until), tenant_id, episode_id, statuses),
+            ).fetchone()
+        return None if r is None else self._episode(r)
+
+    def extend_lease(
+        self, *, tenant_id: str, episode_id: str, owner: str, lease_until: datetime
+    ) -> bool:
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE episodes SET lease_until = ? WHERE tenant_id = ? AND episode_id = ?"
+                " AND status = 'processing' AND lease_owner = ?",
+                (to_db(lease_until), tenant_id, episode_id, owner),
+            )
+            return cur.rowcount == 1
+
+    def complete(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        rejected: Sequence[dict[str, object]],
+    ) -> bool:
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE episodes SET status = 'extracted', last_error = NULL, rejected_json = ?,"
+                " lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL"
+                " WHERE tenant_id = ? AND episode_id = ? AND status = 'processing'"
+                " AND lease_owner = ?",
+                (json.dumps(list(rejected)), tenant_id, episode_id, owner),
+            )
+            return cur.rowcount == 1
+
+    def fail(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        error: str,
+        retry_at: datetime | None,
+        rejected: Sequence[dict[str, object]] = (),
+    ) -> bool:
+        status = "failed" if retry_at is None else "pending"
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE episodes SET status = ?, last_error = ?, rejected_json = ?,"
+                " next_attempt_at = ?, lease_owner = NULL, lease_until = NULL"
+                " WHERE tenant_id = ? AND episode_id = ? AND status = 'processing'"
+                " AND lease_owner = ?",
+                (
+                    status,
+                    error,
+                    json.dumps(list(rejected)),
+                    None if retry_at is None else to_db(retry_at),
+                    tenant_id,
+                    episode_id,
+                    owner,
+                ),
+            )
+            return cur.rowcount == 1
+
+    def queue_counts(self, *, tenant_id: str | None = None) -> dict[str, int]:
+        if tenant_id is None:
+            rows = self._read("SELECT status, COUNT(*) AS n FROM episodes GROUP BY status")
+        else:
+            rows = self._read(
+                "SELECT status, COUNT(*) AS n FROM episodes WHERE tenant_id = ? GROUP BY status",
+                (tenant_id,),
+            )
+        return {r["status"]: int(r["n"]) for r in rows}
+
+    # -- pending candidates ----------------------------------------------------------
+    def hold_candidate(self, *, candidate: PendingCandidate) -> tuple[PendingCandidate, int]:
+        k = candidate
+        with self._write() as c:
+            c.execute(
+                "INSERT OR IGNORE INTO extraction_candidates (tenant_id, candidate_id, episode_id,"
+                " statement_key, reason, delta_json, status, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    k.tenant_id,
+                    k.candidate_id,
+                    k.episode_id,
+                    k.statement_key,
+                    k.reason.value,
+                    k.delta.model_dump_json(),
+                    k.status.value,
+                    to_db(k.created_at),
+                ),
+            )
+            stored = c.execute(
+                "SELECT * FROM extraction_candidates WHERE tenant_id = ? AND episode_id = ?"
+                " AND statement_key = ?",
+                (k.tenant_id, k.episode_id, k.statement_key),
+            ).fetchone()
+            r = c.execute(
+                "SELECT COUNT(DISTINCT episode_id) AS n FROM extraction_candidates"
+                " WHERE tenant_id = ? AND statement_key = ?"
+                " AND status IN (SELECT value FROM json_each(?))",
+                (k.tenant_id, k.statement_key, _SUPPORTING),
+            ).fetchone()
+        return candidate_from_row(stored), int(r["n"])
+
+    def promote_candidates(
+        self, *, tenant_id: str, statement_key: str, now: datetime
+    ) -> list[PendingCandidate]:
+        with self._write() as c:
+            rows = c.execute(
+                "UPDATE extraction_candidates SET status = 'promoted', decided_at = ?"
+                " WHERE tenant_id = ? AND statement_key = ? AND status = 'pending' RETURNING *",
+                (to_db(now), tenant_id, statement_key),
+            ).fetchall()
+        return sorted((candidate_from_row(r) for r in rows), key=lambda k: k.created_at)
+
+    def candidates(
+        self,
+        *,
+        tenant_id: str,
+        status: CandidateStatus | None,
+        episode_id: str | None,
+        limit: int,
+    ) -> list[PendingCandidate]:
+        sql = "SELECT * FROM extraction_candidates WHERE tenant_id = ?"
+        params: list[Any] = [tenant_id]
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status.value)
+        if episode_id is not None:
+            sql += " AND episode_id = ?"
+            params.append(episode_id)
+        sql += " ORDER BY created_at, candidate_id LIMIT ?"
+        params.append(limit)
+        return [candidate_from_row(r) for r in self._read(sql, params)]
+
+    def candidate(self, *, tenant_id: str, candidate_id: str) -> PendingCandidate | None:
+        rows = self._read(
+            "SELECT * FROM extraction_candidates WHERE tenant_id = ? AND candidate_id = ?",
+            (tenant_id, candidate_id),
+        )
+        return candidate_from_row(rows[0]) if rows else None
+
+    def decide_candidate(
+        self,
+        *,
+        tenant_id: str,
+        candidate_id: str,
+        status: CandidateStatus,
+        now: datetime,
+        note: str | None,
+        from_status: CandidateStatus = CandidateStatus.PENDING,
+    ) -> bool:
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE extraction_candidates SET status = ?, decided_at = ?, note = ?"
+                " WHERE tenant_id = ? AND candidate_id = ? AND status = ?",
+                (status.value, to_db(now), note, tenant_id, candidate_id, from_status.value),
+            )
+            return cur.rowcount == 1
+
+    # -- merge candidates ------------------------------------------------------------
+    def add_merge_candidates(self, *, candidates: Sequence[MergeCandidate]) -> None:
+        if not candidates:
+            return
+        with self._write() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO merge_candidates (tenant_id, candidate_id, entity_id, name,"
+                " existing_entity_id, entity_type, similarity, episode_id, status, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        m.tenant_id,
+                        m.candidate_id,
+                        m.entity_id,
+                        m.name,
+                        m.existing_entity_id,
+                        m.entity_type,
+                        m.similarity,
+                        m.episode_id,
+                        m.status.value,
+                        to_db(m.created_at),
+                    )
+                    for m in candidates
+                ],
+            )
+
+    def merge_candidates(
+        self, *, tenant_id: str, status: MergeStatus | None, limit: int
+    ) -> list[MergeCandidate]:
+        sql = "SELECT * FROM merge_candidates WHERE tenant_id = ?"
+        params: list[Any] = [tenant_id]
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status.value)
+        sql += " ORDER BY created_at, candidate_id LIMIT ?"
+        params.append(limit)
+        return [merge_from_row(r) for r in self._read(sql, params)]
+
+    def merge_candidate(self, *, tenant_id: str, candidate_id: str) -> MergeCandidate | None:
+        rows = self._read(
+            "SELECT * FROM merge_candidates WHERE tenant_id = ? AND candidate_id = ?",
+            (tenant_id, candidate_id),
+        )
+        return merge_from_row(rows[0]) if rows else None
+
+    def decide_merge_candidate(
+        self, *, tenant_id: str, candidate_id: str, status: MergeStatus, now: datetime
+    ) -> bool:
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE merge_candidates SET status = ?, decided_at = ?"
+                " WHERE tenant_id = ? AND candidate_id = ? AND status = 'open'",
+                (status.value, to_db(now), tenant_id, candidate_id),
+            )
+            return cur.rowcount == 1
+
+    # -- entity lookup -----------------------------------------------------------------
+    def entity_catalog(
+        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+    ) -> list[Entity]:
+        sql = "SELECT * FROM entities WHERE tenant_id = ?"
+        params: list[Any] = [tenant_id]
+        if entity_types is not None:
+            sql += " AND entity_type IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(sorted(entity_types)))
+        sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
+        params.append(limit)
+        # Read for every model-extracted episode: rows this store wrote are built without
+        # re-validation (several times cheaper at thousands of entities).
+        return [
+            Entity.model_construct(
+                tenant_id=r["tenant_id"],
+                entity_id=r["entity_id"],
+                entity_type=r["entity_type"],
+                name=r["name"],
+                aliases=json.loads(r["aliases_json"]),
+                summary=r["summary"],
+                created_at=from_db(r["created_at"]),
+            )
+            for r in self._read(sql, params)
+        ]
+
+    def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:
+        with self._write() as c:
+            r = c.execute(
+                "SELECT aliases_json FROM entities WHERE tenant_id = ? AND entity_id = ?",
+                (tenant_id, entity_id),
+            ).fetchone()
+            if r is None:
+                return False
+            aliases: list[str] = json.loads(r["aliases_json"])
+            if alias not in aliases:
+                c.execute(
+                    "UPDATE entities SET aliases_json = ? WHERE tenant_id = ? AND entity_id = ?",
+                    (json.dumps([*aliases, alias]), tenant_id, entity_id),
+                )
+        return True
+
+    def session_entities(self, *, tenant_id: str, session_id: str, limit: int) -> list[str]:
+        rows = self._read(
+            "SELECT m.entity_id, MAX(e.occurred_at) AS last_seen FROM episode_mentions m"
+            " JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id"
+            " WHERE e.tenant_id = ? AND e.session_id = ?"
+            " GROUP BY m.entity_id ORDER BY last_seen DESC, m.entity_id LIMIT ?",
+            (tenant_id, session_id, limit),
+        )
+        return [r["entity_id"] for r in rows]
+
+    # -- administration --------------------------------------------------------------
+    def purge_queue_data(self, *, tenant_id: str) -> None:
+        with self._write() as c:
+            c.execute("DELETE FROM extraction_candidates WHERE tenant_id = ?", (tenant_id,))
+            c.execute("DELETE FROM merge_candidates WHERE tenant_id = ?", (tenant_id,))
