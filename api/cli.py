@@ -1,4 +1,4 @@
-"""The ``sgam`` command: serve, replay."""
+"""The ``sgam`` command: serve, worker, replay."""
 
 from __future__ import annotations
 
@@ -15,6 +15,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8080)")
     serve.add_argument("--store", default=None, help="store URL (default SGAM_STORE_URL or sqlite)")
+    serve.add_argument(
+        "--workers", type=int, default=None, help="extraction workers in the server (SGAM_WORKERS)"
+    )
+
+    wk = sub.add_parser("worker", help="run extraction queue workers against the store")
+    wk.add_argument("--store", default=None, help="store URL (default SGAM_STORE_URL or sqlite)")
+    wk.add_argument("--workers", type=int, default=None, help="threads (default SGAM_WORKERS)")
 
     rp = sub.add_parser("replay", help="replay a scenario file and check its expectations")
     rp.add_argument("scenario")
@@ -33,11 +40,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         overrides = {
             k: v
-            for k, v in (("host", args.host), ("port", args.port), ("store_url", args.store))
+            for k, v in (
+                ("host", args.host),
+                ("port", args.port),
+                ("store_url", args.store),
+                ("workers", args.workers),
+            )
             if v is not None
         }
         serve(Settings(**overrides))
         return 0
+    if args.command == "worker":
+        from extraction import ExtractionSettings, run_worker
+
+        return run_worker(ExtractionSettings(), store_url=args.store, count=args.workers)
     if args.command == "replay":
         from api.replay import HttpBackend, ServiceBackend, replay
         from graph.errors import SgamError

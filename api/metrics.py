@@ -1,0 +1,129 @@
+"""Prometheus metrics, one registry per app (tests build many apps in one process).
+
+Labels are bounded: the route *template* (``/v1/tenants/{tenant}/facts``), never the raw
+path, so no tenant id or other request data reaches ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from starlette.routing import compile_path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graph.model import WriteStatus
+
+UNMATCHED = "<unmatched>"
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        labels = ("method", "route", "status")
+        self.requests = Counter(
+            "sgam_http_requests", "HTTP requests answered", labels, registry=self.registry
+        )
+        self.latency = Histogram(
+            "sgam_http_request_duration_seconds",
+            "Time to answer an HTTP request",
+            labels,
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.facts_written = Counter(
+            "sgam_facts_written",
+            "Fact items written, by outcome (created, unchanged, corroborated, kept_existing)",
+            ("outcome",),
+            registry=self.registry,
+        )
+        self.conflicts = Counter(
+            "sgam_conflicts", "Writes refused with 409", ("kind",), registry=self.registry
+        )
+        self.store_errors = Counter(
+            "sgam_store_errors",
+            "Requests the store could not answer",
+            ("kind",),
+            registry=self.registry,
+        )
+
+    def record_writes(self, outcomes: Iterable[WriteStatus]) -> None:
+        for o in outcomes:
+            self.facts_written.labels(outcome=o.value).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class RouteTemplates:
+    """Finds the template of a path that was answered before routing (401, 404, 413)."""
+
+    def __init__(self, templates: Callable[[], Iterable[str]]) -> None:
+        self._source = templates
+        self._compiled: list[tuple[re.Pattern[str], str]] | None = None
+
+    def of(self, scope: Scope) -> str:
+        path = getattr(scope.get("route"), "path", None)
+        if isinstance(path, str):  # routed: FastAPI put the route in the scope
+            return path
+        if self._compiled is None:
+            self._compiled = [(compile_path(t)[0], t) for t in self._source()]
+        for regex, template in self._compiled:
+            if regex.match(scope["path"]):
+                return template
+        return UNMATCHED
+
+
+class MetricsMiddleware:
+    """Counts and times every HTTP request by method, route template and status."""
+
+    def __init__(
+        self, app: ASGIApp, *, metrics: Metrics, templates: Callable[[], Iterable[str]]
+    ) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.templates = RouteTemplates(templates)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        start = time.perf_counter()
+
+        async def send_and_see(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_see)
+        finally:
+            labels = {
+                "method": scope["method"] if scope["method"] in METHODS else "OTHER",
+                "route": self.templates.of(scope),
+                "status": str(status),
+            }
+            self.metrics.requests.labels(**labels).inc()
+            self.metrics.latency.labels(**labels).observe(time.perf_counter() - start)

@@ -1,0 +1,63 @@
+"""Entities: one entity with its facts, and the subgraph around it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query
+
+from api.deps import ServiceDep, TenantDep
+from api.routes import AsOf, KnownAt, tenant_router
+from api.schemas import EntityPublic
+from graph.model import Direction, Neighborhood
+from graph.service import MAX_DEPTH
+
+router = tenant_router("entities")
+
+
+@router.get(
+    "/{entity_id}",
+    response_model=EntityPublic,
+    summary="The entity and its facts (as subject or object) valid at as_of",
+)
+def get_entity(
+    tenant: TenantDep,
+    entity_id: str,
+    service: ServiceDep,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
+) -> EntityPublic:
+    entity, facts = service.entity(
+        tenant_id=tenant, entity_id=entity_id, as_of=as_of, known_at=known_at
+    )
+    return EntityPublic.model_validate({**entity.model_dump(), "facts": facts})
+
+
+@router.get(
+    "/{entity_id}/neighbors",
+    response_model=Neighborhood,
+    summary="The subgraph reachable in depth hops over facts valid at as_of",
+)
+def get_neighbors(
+    tenant: TenantDep,
+    entity_id: str,
+    service: ServiceDep,
+    depth: Annotated[int, Query(ge=1, le=MAX_DEPTH)] = 1,
+    predicates: Annotated[
+        list[str] | None,
+        Query(description="Only these predicates (repeat the parameter or separate by commas)"),
+    ] = None,
+    direction: Direction = Direction.BOTH,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
+) -> Neighborhood:
+    names = [p.strip() for raw in predicates or [] for p in raw.split(",") if p.strip()]
+    return service.neighbors(
+        tenant_id=tenant,
+        entity_id=entity_id,
+        depth=depth,
+        predicates=names or None,
+        direction=direction,
+        as_of=as_of,
+        known_at=known_at,
+    )

@@ -1,0 +1,142 @@
+"""Public request and response models of REST API v1 (``../shared/design/API.md``).
+
+The domain models of :mod:`graph.model` are reused wherever they already have the public
+shape (``Fact``, ``Entity``, ``MemoryDelta``, ``EpisodeCreate``, ``Neighborhood``,
+``WriteResult``, ``DeleteResult``, ``MemorySchema``); the families below add what a
+resource answers beyond the domain record. The client (:mod:`api.client`) parses
+responses with these same models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.model import (
+    ConflictPolicy,
+    DeleteResult,
+    Entity,
+    Episode,
+    EpisodeCreate,
+    Fact,
+    Instant,
+    MemoryDelta,
+    Neighborhood,
+    WriteResult,
+)
+from graph.schema import MemorySchema
+
+MAX_BATCH = 1000
+
+# -- facts -----------------------------------------------------------------------------
+FactPublic = Fact
+FactsWritten = WriteResult
+
+
+class FactsCreate(BaseModel):
+    """``POST /facts``: one transaction, all items written or none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facts: list[MemoryDelta] = Field(min_length=1, max_length=MAX_BATCH)
+    conflict_policy: ConflictPolicy = ConflictPolicy.REJECT
+
+
+class FactRetract(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    valid_to: Instant | None = None  # default: now
+
+
+class FactsPublic(BaseModel):
+    """A page of a state read; pass ``next_cursor`` back as ``cursor`` for the next page."""
+
+    facts: list[Fact]
+    next_cursor: str | None = None
+
+
+class FactHistory(BaseModel):
+    facts: list[Fact]
+
+
+# -- episodes --------------------------------------------------------------------------
+class EpisodePublic(Episode):
+    """The stored episode and the facts it sourced (currently believed, any valid time)."""
+
+    facts: list[Fact] = Field(default_factory=list)
+
+
+class EpisodeWritten(EpisodePublic):
+    """Answer to ``POST /episodes``: ``created`` is false when the episode already existed."""
+
+    created: bool
+
+
+# -- entities --------------------------------------------------------------------------
+class EntityPublic(Entity):
+    """The entity and the facts about it (as subject or object) valid at ``as_of``."""
+
+    facts: list[Fact]
+
+
+# -- service ---------------------------------------------------------------------------
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Ready(BaseModel):
+    status: Literal["ready"] = "ready"
+
+
+# -- errors (RFC 9457) -----------------------------------------------------------------
+class ProblemItem(BaseModel):
+    """One failing input: the batch item ``index``, the ``field`` and the ``reason``."""
+
+    reason: str
+    field: str | None = None
+    index: int | None = None
+    location: str | None = None  # body, query, path or header
+
+
+class Problem(BaseModel):
+    """``application/problem+json``; further members name what went wrong."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[ProblemItem] | None = None
+    conflicting_fact_id: str | None = None
+    conflicting_source_episode_id: str | None = None
+
+    def member(self, name: str) -> Any:
+        """A member that is not a declared field (``episode_id``, ``limit``, ...)."""
+        extra = self.model_extra or {}
+        return extra.get(name)
+
+
+__all__ = [
+    "DeleteResult",
+    "EntityPublic",
+    "EpisodeCreate",
+    "EpisodePublic",
+    "EpisodeWritten",
+    "FactHistory",
+    "FactPublic",
+    "FactRetract",
+    "FactsCreate",
+    "FactsPublic",
+    "FactsWritten",
+    "Health",
+    "Instant",
+    "MemoryDelta",
+    "MemorySchema",
+    "Neighborhood",
+    "Problem",
+    "ProblemItem",
+    "Ready",
+]

@@ -1,0 +1,107 @@
+"""Run the API with uvicorn, one process: ``serve(settings)`` is what ``sgam serve`` calls.
+
+With no API keys configured the server runs open, so it refuses (exit status 1, with the
+reason on stderr) to listen anywhere but on a loopback address.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from api.app import create_app
+from api.settings import Settings
+from graph.errors import SgamError
+from graph.port import Store
+
+
+class ServeRefused(SystemExit):
+    """``serve`` will not start. Uncaught, Python prints the message and exits with 1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` stands for is a loopback address."""
+    name = host.strip("[]")
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        pass
+    if name.lower() == "localhost":
+        return True
+    try:
+        infos = socket.getaddrinfo(name, None)
+    except OSError:
+        return False
+    addrs = {str(info[4][0]).split("%")[0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)
+
+
+def check_bind(settings: Settings) -> None:
+    if settings.open and not is_loopback(settings.host):
+        raise ServeRefused(
+            f"sgam serve: refusing to listen on {settings.host!r} with no API keys configured: "
+            "an open server must stay on loopback. Set SGAM_API_KEYS (tenant:key,...) "
+            "or use --host 127.0.0.1."
+        )
+
+
+def _config(settings: Settings, store: Store | None) -> uvicorn.Config:
+    app = create_app(settings, store=store)
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        lifespan="on",
+        server_header=False,
+        workers=1,
+    )
+
+
+def serve(settings: Settings) -> None:
+    """Serve until interrupted. Raises :class:`ServeRefused` (a ``SystemExit``) on refusal."""
+    check_bind(settings)
+    try:
+        config = _config(settings, None)
+    except SgamError as e:
+        raise ServeRefused(f"sgam serve: cannot open the store {settings.store_url!r}: {e}") from e
+    uvicorn.Server(config).run()
+
+
+@contextmanager
+def running(
+    settings: Settings, *, store: Store | None = None, start_timeout: float = 30.0
+) -> Iterator[str]:
+    """Serve in a background thread on ``settings.host`` (port 0: any free port); yield the
+    base URL, stop at exit. For tests and benchmarks that need real HTTP on loopback."""
+    check_bind(settings)
+    server = uvicorn.Server(_config(settings, store))
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.host, settings.port))
+    port = sock.getsockname()[1]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not server.started:
+            raise RuntimeError("the server did not start")
+        host = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
