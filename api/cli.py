@@ -61,7 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graph.stores import open_store
 
         if args.api:
-            return replay(args.scenario, HttpBackend(args.api, args.key), sys.stdout)
+            backend = HttpBackend(args.api, args.key)
+            try:
+                return replay(args.scenario, backend, sys.stdout)
+            finally:
+                backend.close()
         try:
             store = open_store(args.store)
         except SgamError as e:

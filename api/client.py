@@ -319,6 +319,13 @@ class SgamClient:
         )
         return call.parse(response)
 
+    def raw(
+        self, method: str, path: str, *, json: Any = None, params: Mapping[str, str] | None = None
+    ) -> httpx.Response:
+        """Send a request as given and return the response unparsed: for callers that must
+        put bodies on the wire unchecked, such as replaying a scenario's invalid writes."""
+        return self._http.request(method, path, json=json, params=params)
+
     def close(self) -> None:
         self._http.close()
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TextIO
 
 import pydantic
 
+from api.client import SgamClient
 from api.problems import problem_for
 from graph.errors import SgamError
 from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta, valid_tenant
@@ -137,15 +138,14 @@ class ServiceBackend:
 
 
 class HttpBackend:
-    """The same calls through the typed REST client."""
+    """The same calls through the REST client, bodies sent exactly as the scenario has them
+    (a step may post an invalid write on purpose to check the 422)."""
 
     def __init__(self, base_url: str, api_key: str | None = None) -> None:
-        import httpx
+        self.client = SgamClient(base_url.rstrip("/"), api_key)
 
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=30.0)
-
-    def _answer(self, r: Any) -> Response:
+    def _send(self, method: str, path: str, **kw: Any) -> Response:
+        r = self.client.raw(method, path, **kw)
         try:
             body = r.json()
         except ValueError:
@@ -155,20 +155,23 @@ class HttpBackend:
     def _p(self, tenant: str, path: str) -> str:
         return f"/v1/tenants/{tenant}{path}"
 
+    def close(self) -> None:
+        self.client.close()
+
     def post_episode(self, tenant: str, body: dict[str, Any]) -> Response:
-        return self._answer(self.http.post(self._p(tenant, "/episodes"), json=body))
+        return self._send("POST", self._p(tenant, "/episodes"), json=body)
 
     def post_facts(self, tenant: str, body: dict[str, Any]) -> Response:
-        return self._answer(self.http.post(self._p(tenant, "/facts"), json=body))
+        return self._send("POST", self._p(tenant, "/facts"), json=body)
 
     def retract(self, tenant: str, fact_id: str, body: dict[str, Any]) -> Response:
-        return self._answer(self.http.post(self._p(tenant, f"/facts/{fact_id}/retract"), json=body))
+        return self._send("POST", self._p(tenant, f"/facts/{fact_id}/retract"), json=body)
 
     def delete_episode(self, tenant: str, episode_id: str) -> Response:
-        return self._answer(self.http.delete(self._p(tenant, f"/episodes/{episode_id}")))
+        return self._send("DELETE", self._p(tenant, f"/episodes/{episode_id}"))
 
     def get(self, tenant: str, path: str, params: dict[str, str]) -> Response:
-        return self._answer(self.http.get(self._p(tenant, path), params=params))
+        return self._send("GET", self._p(tenant, path), params=params)
 
 
 # -- the runner --------------------------------------------------------------------------
