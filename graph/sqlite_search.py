@@ -1,9 +1,647 @@
-"""Fulltext (FTS5) and vector search on SQLite (filled in by the read-path work)."""
+"""Fulltext (FTS5, BM25) and vector search on SQLite.
+
+One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``, shared by
+its versions, whose sentence never changes), an entity (name, aliases, summary) or an
+episode (its text) — kept in step with the ledger's tables by triggers, so fulltext sees a
+write as soon as it commits and the write path never loads a model. ``search_fts`` is an
+external-content FTS5 index over it. Vectors are filled in lazily by
+:meth:`SqliteSearchMixin.index_pending` (search calls it first) and scored with numpy over
+a per-tenant matrix cached in the process.
+
+Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
+every row carries one ``scope`` token (the tenant id in hex, ``x``, the kind), and each
+MATCH requires it. Facts are filtered to the query's window in the same statement.
+"""
 
 from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from graph.embeddings import Embedder, Vectors, from_blob, to_blob
+from graph.retrieval.port import Hit, ItemKind, Window
+from graph.retrieval.text import fts5_query
+from graph.timeutil import to_db
+
+if TYPE_CHECKING:
+    from graph.model import Entity, Episode, Fact
+
+# The text a fact is searched by: Fact.sentence() in SQL ("mira passport deadline
+# 2026-06-30"); literal values are JSON in value_json, so strings are unquoted and booleans
+# spelled as Python prints them.
+_FACT_SENTENCE = """new.subject || ' ' || replace(new.predicate, '_', ' ') || ' ' || COALESCE(
+    new.object,
+    CASE json_type(new.value_json)
+      WHEN 'text' THEN json_extract(new.value_json, '$')
+      WHEN 'true' THEN 'True'
+      WHEN 'false' THEN 'False'
+      ELSE new.value_json END)"""
+_EPISODE_TEXT = """CASE json_type(new.content_json)
+      WHEN 'text' THEN json_extract(new.content_json, '$') ELSE new.content_json END"""
+_ENTITY_TEXT = """trim(new.name || ' ' || COALESCE((SELECT group_concat(value, ' ')
+      FROM json_each(new.aliases_json)), '') || ' ' || COALESCE(new.summary, ''))"""
+
+
+def _scope_sql(kind: str) -> str:
+    return f"lower(hex(new.tenant_id)) || 'x{kind}'"
+
+
+def scope_token(tenant_id: str, kind: ItemKind) -> str:
+    """The FTS token of one tenant's items of one kind (same as the triggers compute)."""
+    return tenant_id.encode().hex() + "x" + kind.value
+
+
+def _doc_insert(kind: str, id_col: str, text: str) -> str:
+    # Insert once per item; NOT EXISTS rather than OR IGNORE, because an outer statement's
+    # conflict clause would override the trigger's own. Built from constants only.
+    return f"""
+  INSERT INTO search_docs (tenant_id, kind, item_id, scope, body)
+  SELECT new.tenant_id, '{kind}', new.{id_col}, {_scope_sql(kind)}, {text}
+  WHERE NOT EXISTS (SELECT 1 FROM search_docs WHERE tenant_id = new.tenant_id
+                    AND kind = '{kind}' AND item_id = new.{id_col});"""  # noqa: S608
+
+
+# Composed from the constants above only; no value ever reaches this text.
+SEARCH_SQL = f"""
+-- AUTOINCREMENT: doc ids only grow, so "docs after the last one embedded" is exact.
+CREATE TABLE IF NOT EXISTS search_docs (
+  doc INTEGER PRIMARY KEY AUTOINCREMENT,
+  tenant_id TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('fact', 'entity', 'episode')),
+  item_id TEXT NOT NULL,
+  scope TEXT NOT NULL,
+  body TEXT NOT NULL,
+  UNIQUE (tenant_id, kind, item_id)
+);
+CREATE INDEX IF NOT EXISTS search_docs_tenant ON search_docs (tenant_id, doc);
+CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
+  scope, body, content = 'search_docs', content_rowid = 'doc',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+-- Document frequency of each indexed token, to leave out query terms of no weight.
+CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab(search_fts, 'row');
+-- AUTOINCREMENT: ids are never reused, so (count, max id) of a tenant's vectors changes
+-- whenever they do, which is how the in-process matrix cache knows it is stale.
+CREATE TABLE IF NOT EXISTS search_vectors (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  doc INTEGER NOT NULL,
+  tenant_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  model TEXT NOT NULL,
+  vector BLOB NOT NULL,
+  UNIQUE (doc, model)
+);
+CREATE INDEX IF NOT EXISTS search_vectors_scope ON search_vectors (tenant_id, kind, model, id);
+-- Vectors deleted so far, per kind and model (no tenant: nothing of one stays behind a
+-- purge). With the highest id it tells a cached matrix it is stale, in two index seeks.
+CREATE TABLE IF NOT EXISTS search_vector_deletes (
+  kind TEXT NOT NULL, model TEXT NOT NULL, deleted INTEGER NOT NULL,
+  PRIMARY KEY (kind, model)
+);
+CREATE TRIGGER IF NOT EXISTS search_vectors_ad AFTER DELETE ON search_vectors BEGIN
+  INSERT INTO search_vector_deletes (kind, model, deleted) VALUES (old.kind, old.model, 1)
+  ON CONFLICT (kind, model) DO UPDATE SET deleted = deleted + 1;
+END;
+CREATE INDEX IF NOT EXISTS search_vectors_tenant ON search_vectors (tenant_id, model);
+
+CREATE TRIGGER IF NOT EXISTS search_docs_ai AFTER INSERT ON search_docs BEGIN
+  INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+END;
+CREATE TRIGGER IF NOT EXISTS search_docs_ad AFTER DELETE ON search_docs BEGIN
+  INSERT INTO search_fts (search_fts, rowid, scope, body)
+  VALUES ('delete', old.doc, old.scope, old.body);
+  DELETE FROM search_vectors WHERE doc = old.doc;
+END;
+CREATE TRIGGER IF NOT EXISTS search_docs_au AFTER UPDATE OF body ON search_docs BEGIN
+  INSERT INTO search_fts (search_fts, rowid, scope, body)
+  VALUES ('delete', old.doc, old.scope, old.body);
+  INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+  DELETE FROM search_vectors WHERE doc = old.doc;
+END;
+
+-- Facts: one document per fact_id. The lookups by fact_id at any system time (search's
+-- window filter, the delete trigger) need an index the ledger's partial ones cannot serve.
+CREATE INDEX IF NOT EXISTS search_facts_id ON facts (tenant_id, fact_id);
+CREATE TRIGGER IF NOT EXISTS search_facts_ai AFTER INSERT ON facts BEGIN
+  {_doc_insert("fact", "fact_id", _FACT_SENTENCE)}
+END;
+CREATE TRIGGER IF NOT EXISTS search_facts_ad AFTER DELETE ON facts
+WHEN NOT EXISTS (SELECT 1 FROM facts WHERE tenant_id = old.tenant_id AND fact_id = old.fact_id)
+BEGIN
+  DELETE FROM search_docs WHERE tenant_id = old.tenant_id AND kind = 'fact'
+    AND item_id = old.fact_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS search_episodes_ai AFTER INSERT ON episodes BEGIN
+  {_doc_insert("episode", "episode_id", _EPISODE_TEXT)}
+END;
+CREATE TRIGGER IF NOT EXISTS search_episodes_ad AFTER DELETE ON episodes BEGIN
+  DELETE FROM search_docs WHERE tenant_id = old.tenant_id AND kind = 'episode'
+    AND item_id = old.episode_id;
+END;
+-- Conversation order inside a session, for expansion to neighbouring turns.
+CREATE INDEX IF NOT EXISTS search_episodes_session
+  ON episodes (tenant_id, session_id, occurred_at, recorded_at);
+
+CREATE TRIGGER IF NOT EXISTS search_entities_ai AFTER INSERT ON entities BEGIN
+  {_doc_insert("entity", "entity_id", _ENTITY_TEXT)}
+END;
+-- A renamed entity gets a new doc (a new id, so index_pending sees it as new).
+CREATE TRIGGER IF NOT EXISTS search_entities_au AFTER UPDATE OF name, aliases_json, summary
+ON entities BEGIN
+  DELETE FROM search_docs WHERE tenant_id = new.tenant_id AND kind = 'entity'
+    AND item_id = new.entity_id;
+  {_doc_insert("entity", "entity_id", _ENTITY_TEXT)}
+END;
+CREATE TRIGGER IF NOT EXISTS search_entities_ad AFTER DELETE ON entities BEGIN
+  DELETE FROM search_docs WHERE tenant_id = old.tenant_id AND kind = 'entity'
+    AND item_id = old.entity_id;
+END;
+"""  # noqa: S608
+
+_FACT_WINDOW = (
+    "f.valid_from <= :as_of AND (f.valid_to IS NULL OR f.valid_to > :as_of)"
+    " AND f.recorded_at <= :known_at AND (f.retired_at IS NULL OR f.retired_at > :known_at)"
+)
+# Whether a search_docs row ``d`` is visible in the window, per kind.
+_VISIBLE = {
+    ItemKind.FACT: "EXISTS (SELECT 1 FROM facts f WHERE f.tenant_id = d.tenant_id"  # noqa: S608
+    f" AND f.fact_id = d.item_id AND {_FACT_WINDOW})",
+    ItemKind.EPISODE: "EXISTS (SELECT 1 FROM episodes e WHERE e.tenant_id = d.tenant_id"
+    " AND e.episode_id = d.item_id AND e.recorded_at <= :known_at)",
+    ItemKind.ENTITY: "EXISTS (SELECT 1 FROM entities n WHERE n.tenant_id = d.tenant_id"
+    " AND n.entity_id = d.item_id AND n.created_at <= :known_at)",
+}
+# Statements per kind, composed once from the constants above. Lists of ids travel as one
+# JSON parameter read with json_each, so no statement text depends on a request.
+# Fulltext ranks the index's best :fetch rows first, then checks only those for tenant and
+# window (the scope token already holds the tenant): checking every match is what costs.
+_FULLTEXT_SQL = {
+    kind: "SELECT d.item_id, c.s, (d.tenant_id = :tenant AND "  # noqa: S608
+    f"{cond}) AS ok FROM (SELECT rowid AS doc, bm25(search_fts, 0.0, 1.0) AS s"
+    " FROM search_fts WHERE search_fts MATCH :q ORDER BY s LIMIT :fetch) AS c"
+    " JOIN search_docs d ON d.doc = c.doc ORDER BY c.s"
+    for kind, cond in _VISIBLE.items()
+}
+_VISIBLE_SQL = {
+    kind: "SELECT d.item_id FROM search_docs d WHERE d.tenant_id = :tenant"  # noqa: S608
+    f" AND d.kind = :kind AND d.item_id IN (SELECT value FROM json_each(:ids)) AND {cond}"
+    for kind, cond in _VISIBLE.items()
+}
+# The index's own tokenizer, on a per-connection scratch table: how a query word is stored.
+_TOKENIZER_SQL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tok USING fts5(x,"
+    " tokenize = 'porter unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tok_v"
+    " USING fts5vocab(temp, search_tok, 'instance')",
+    "DELETE FROM temp.search_tok",
+)
+_FETCH_GROWTH = 4
+_MAX_FETCH = 20_000
+_COMMON_DF = 2000  # rows holding a term before it may be left out of a query
+_WINDOW = (
+    "valid_from <= :as_of AND (valid_to IS NULL OR valid_to > :as_of)"
+    " AND recorded_at <= :known_at AND (retired_at IS NULL OR retired_at > :known_at)"
+)
+_KNOWN = "recorded_at <= :known_at AND (retired_at IS NULL OR retired_at > :known_at)"
+_IDS = "(SELECT value FROM json_each(:ids))"
+_PAIRS = "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:pairs))"
+
+
+def _facts_sql(where: str) -> str:
+    from graph.sqlite_store import FACT_COLUMNS  # not at import: sqlite_store imports us
+
+    return f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND {where}"  # noqa: S608
+
+
+def _ids(values: Sequence[str]) -> str:
+    return json.dumps(sorted(set(values)))
+
+
+@dataclass
+class _Matrix:
+    """One tenant's vectors of one kind and model, as loaded from ``search_vectors``."""
+
+    max_id: int
+    deleted: int
+    item_ids: list[str]
+    matrix: Vectors
+
+
+class _VectorCache:
+    """Per-store LRU of tenant matrices; a few tenants' vectors at most stay in memory."""
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.capacity = capacity
+        self.lock = threading.Lock()
+        self.items: OrderedDict[tuple[str, str, str], _Matrix] = OrderedDict()
+
+    def get(self, key: tuple[str, str, str]) -> _Matrix | None:
+        with self.lock:
+            m = self.items.get(key)
+            if m is not None:
+                self.items.move_to_end(key)
+            return m
+
+    def put(self, key: tuple[str, str, str], m: _Matrix) -> None:
+        with self.lock:
+            self.items[key] = m
+            self.items.move_to_end(key)
+            while len(self.items) > self.capacity:
+                self.items.popitem(last=False)
+
+
+_cache_lock = threading.Lock()
 
 
 class SqliteSearchMixin:
     """Search operations of :class:`graph.sqlite_store.SqliteStore`; tables in SEARCH_SQL."""
 
-    SEARCH_SQL = ""
+    SEARCH_SQL = SEARCH_SQL
+
+    if TYPE_CHECKING:  # provided by SqliteStore
+
+        def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
+
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def _vector_cache(self) -> _VectorCache:
+        cache: _VectorCache | None = self.__dict__.get("_search_vector_cache")
+        if cache is None:
+            with _cache_lock:
+                cache = self.__dict__.setdefault("_search_vector_cache", _VectorCache())
+        assert cache is not None
+        return cache
+
+    # -- indexing ----------------------------------------------------------------------
+    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
+        model = embedder.name
+        marks = self._index_marks()
+        key = (tenant_id, model)
+        top = self._read(
+            "SELECT COALESCE(max(doc), 0) AS m FROM search_docs WHERE tenant_id = ?", (tenant_id,)
+        )[0]["m"]
+        mark = marks.get(key, 0)
+        if top <= mark:
+            return 0  # nothing written since the last pass: one index seek per search
+        done = 0
+        while True:
+            rows = self._read(
+                "SELECT d.doc, d.kind, d.body FROM search_docs d WHERE d.tenant_id = ?"
+                " AND d.doc > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v"
+                " WHERE v.doc = d.doc AND v.model = ?) ORDER BY d.doc LIMIT ?",
+                (tenant_id, mark, model, batch_size),
+            )
+            if not rows:
+                break
+            vectors = embedder.encode([r["body"] for r in rows])
+            with self._write() as c:
+                # Only if the doc still exists with the text that was embedded: a concurrent
+                # delete or edit must not leave a vector behind.
+                c.executemany(
+                    "INSERT OR IGNORE INTO search_vectors (doc, tenant_id, kind, model, vector)"
+                    " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM search_docs"
+                    " WHERE doc = ? AND body = ?)",
+                    [
+                        (r["doc"], tenant_id, r["kind"], model, to_blob(v), r["doc"], r["body"])
+                        for r, v in zip(rows, vectors, strict=True)
+                    ],
+                )
+            done += len(rows)
+            mark = int(rows[-1]["doc"])
+        # Docs are written under SQLite's one write lock, so none committed later can have
+        # an id at or below ``top``: the next pass starts after it.
+        marks[key] = top
+        return done
+
+    def _index_marks(self) -> dict[tuple[str, str], int]:
+        marks: dict[tuple[str, str], int] | None = self.__dict__.get("_search_index_marks")
+        if marks is None:
+            with _cache_lock:
+                marks = self.__dict__.setdefault("_search_index_marks", {})
+        assert marks is not None
+        return marks
+
+    # -- candidates --------------------------------------------------------------------
+    def fulltext(
+        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+    ) -> list[Hit]:
+        words = self._informative(terms)
+        if not words:
+            return []
+        params = {
+            "q": fts5_query(scope_token(tenant_id, kind), words),
+            "tenant": tenant_id,
+            "as_of": to_db(window.as_of),
+            "known_at": to_db(window.known_at),
+        }
+        fetch = max(limit * _FETCH_GROWTH, 64)
+        while True:
+            rows = self._read(_FULLTEXT_SQL[kind], {**params, "fetch": fetch})
+            # FTS5's bm25() is negated so that ascending order is best first.
+            hits = [Hit(r["item_id"], -float(r["s"])) for r in rows if r["ok"]]
+            if len(hits) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
+                return hits[:limit]
+            fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
+
+    def _informative(self, terms: Sequence[str]) -> list[str]:
+        """The terms minus the very common ones — in half the index's rows or more, and in
+        thousands: BM25 gives them an IDF of about zero (log((N - n + 0.5) / (n + 0.5))),
+        so leaving them out hardly changes a ranking, while scoring every row that holds
+        them is what makes a query slow. Small indexes keep every term (they are fast, and
+        a term can still decide what matches)."""
+        if len(terms) < 2:
+            return list(terms)
+        seq = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'")
+        total = int(
+            seq[0]["seq"] if seq else self._read("SELECT count(*) AS n FROM search_docs")[0]["n"]
+        )
+        # One question searches three kinds with the same words: remember the last answer
+        # while no doc has been written.
+        memo = self.__dict__.get("_search_terms_memo")
+        if memo is not None and memo[0] == (tuple(terms), total, _COMMON_DF):
+            return list(memo[1])
+        for sql in _TOKENIZER_SQL:
+            self._read(sql)
+        for i, t in enumerate(terms):
+            self._read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
+        tokens: dict[int, list[str]] = {}
+        for r in self._read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset"):
+            tokens.setdefault(int(r["doc"]), []).append(r["term"])
+        df: dict[str, int] = {}
+        for tok in sorted({tok for toks in tokens.values() for tok in toks}):
+            # One equality lookup per token: fts5vocab seeks "term =", but scans for "IN".
+            found = self._read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
+            df[tok] = int(found[0]["doc"]) if found else 0
+        weight = {
+            t: min((df.get(tok, 0) for tok in tokens.get(i + 1, [t])), default=0)
+            for i, t in enumerate(terms)
+        }
+        # ``total`` counts docs ever written (AUTOINCREMENT): at least the rows there are,
+        # so a term is left out only when it really is in half of them.
+        kept = [t for t in terms if 2 * weight[t] < total or weight[t] < _COMMON_DF]
+        out = kept or [min(terms, key=lambda t: weight[t])]
+        self.__dict__["_search_terms_memo"] = ((tuple(terms), total, _COMMON_DF), tuple(out))
+        return out
+
+    def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
+        key = (tenant_id, kind.value, model)
+        max_id = int(self._read(
+            "SELECT COALESCE(max(id), 0) AS m FROM search_vectors"
+            " WHERE tenant_id = ? AND kind = ? AND model = ?",
+            key,
+        )[0]["m"])
+        if max_id == 0:
+            return None
+        found = self._read(
+            "SELECT deleted FROM search_vector_deletes WHERE kind = ? AND model = ?",
+            (kind.value, model),
+        )
+        deleted = int(found[0]["deleted"]) if found else 0
+        cache = self._vector_cache()
+        cached = cache.get(key)
+        if cached is not None and (cached.max_id, cached.deleted) == (max_id, deleted):
+            return cached
+        # Nothing deleted since: append what is new. Otherwise load everything again.
+        append = cached is not None and cached.deleted == deleted
+        rows = self._read(
+            "SELECT v.id, d.item_id, v.vector FROM search_vectors v"
+            " JOIN search_docs d ON d.doc = v.doc"
+            " WHERE v.tenant_id = ? AND v.kind = ? AND v.model = ? AND v.id > ? ORDER BY v.id",
+            (*key, cached.max_id if append and cached is not None else 0),
+        )
+        new_ids = [row["item_id"] for row in rows]
+        new = [from_blob(row["vector"]) for row in rows]
+        if append and cached is not None:
+            ids = cached.item_ids + new_ids
+            mat = np.vstack([cached.matrix, *new]) if new else cached.matrix
+        else:
+            ids = new_ids
+            mat = np.vstack(new) if new else np.zeros((0, 1), dtype=np.float32)
+        m = _Matrix(max_id=max_id, deleted=deleted, item_ids=ids, matrix=mat)
+        cache.put(key, m)
+        return m
+
+    def vector_search(
+        self,
+        *,
+        tenant_id: str,
+        kind: ItemKind,
+        vector: Vectors,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> list[Hit]:
+        m = self._matrix(tenant_id, kind, model)
+        if m is None or not m.item_ids:
+            return []
+        scores = m.matrix @ np.asarray(vector, dtype=np.float32)
+        n = len(m.item_ids)
+        # Over-fetch, keep what is visible in the window, and widen while short: the matrix
+        # holds every fact ever known, the window only some of them.
+        want = min(n, max(limit * 4, 64))
+        start = 0
+        out: list[Hit] = []
+        while True:
+            top = _top(scores, want)
+            batch = top[start:want]
+            ids = [m.item_ids[i] for i in batch]
+            visible = self._visible(tenant_id, kind, ids, window)
+            out.extend(
+                Hit(m.item_ids[i], float(scores[i])) for i in batch if m.item_ids[i] in visible
+            )
+            if len(out) >= limit or want == n:
+                return out[:limit]
+            start, want = want, min(n, want * 4)
+
+    def _visible(
+        self, tenant_id: str, kind: ItemKind, ids: Sequence[str], window: Window
+    ) -> set[str]:
+        rows = self._read(
+            _VISIBLE_SQL[kind],
+            {
+                "tenant": tenant_id,
+                "kind": kind.value,
+                "ids": _ids(ids),
+                "as_of": to_db(window.as_of),
+                "known_at": to_db(window.known_at),
+            },
+        )
+        return {r["item_id"] for r in rows}
+
+    # -- items -------------------------------------------------------------------------
+    def facts_by_id(
+        self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
+    ) -> dict[str, Fact]:
+        from graph.sqlite_store import fact_from_row
+
+        rows = self._read(
+            _facts_sql(f"fact_id IN {_IDS} AND {_WINDOW}"),
+            {"tenant": tenant_id, "ids": _ids(fact_ids), **_window_params(window)},
+        )
+        return {f.fact_id: f for f in map(fact_from_row, rows)}
+
+    def facts_touching(
+        self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
+    ) -> list[Fact]:
+        from graph.sqlite_store import fact_from_row
+
+        if not entity_ids:
+            return []
+        # Two index seeks (by subject, by object) rather than one OR that scans the tenant.
+        rows = self._read(
+            _facts_sql(f"subject IN {_IDS} AND {_WINDOW}")
+            + " UNION ALL "
+            + _facts_sql(
+                f"object IS NOT NULL AND object IN {_IDS} AND subject NOT IN {_IDS} AND {_WINDOW}"
+            )
+            + " ORDER BY valid_from DESC, fact_id LIMIT :limit",
+            {"tenant": tenant_id, "ids": _ids(entity_ids), "limit": limit,
+             **_window_params(window)},
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def facts_sourced_by(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> list[Fact]:
+        from graph.sqlite_store import fact_from_row
+
+        if not episode_ids:
+            return []
+        # The ledger indexes assertions by episode; the timelines they touched hold every
+        # version citing the episode, corroborating sources included.
+        rows = self._read(
+            _facts_sql(
+                "timeline_key IN (SELECT timeline_key FROM assertions"  # noqa: S608
+                f" WHERE tenant_id = :tenant AND source_episode_id IN {_IDS}) AND {_KNOWN}"
+            ),
+            {"tenant": tenant_id, "ids": _ids(episode_ids), "known_at": to_db(known_at)},
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def timeline_versions(
+        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
+    ) -> list[Fact]:
+        from graph.sqlite_store import fact_from_row
+
+        if not pairs:
+            return []
+        rows = self._read(
+            _facts_sql(f"(subject, predicate) IN {_PAIRS} AND {_KNOWN}") + " ORDER BY valid_from",
+            {"tenant": tenant_id, "pairs": json.dumps(sorted(set(pairs))),
+             "known_at": to_db(known_at)},
+        )
+        return [fact_from_row(r) for r in rows]
+
+    def episodes_by_id(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Episode]:
+        from graph.sqlite_store import episode_from_row
+
+        rows = self._read(
+            f"SELECT * FROM episodes WHERE tenant_id = :tenant AND episode_id IN {_IDS}"  # noqa: S608
+            " AND recorded_at <= :known_at",
+            {"tenant": tenant_id, "ids": _ids(episode_ids), "known_at": to_db(known_at)},
+        )
+        return {r["episode_id"]: episode_from_row(r) for r in rows}
+
+    def entities_by_id(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Entity]:
+        from graph.sqlite_store import entity_from_row
+
+        rows = self._read(
+            f"SELECT * FROM entities WHERE tenant_id = :tenant AND entity_id IN {_IDS}"  # noqa: S608
+            " AND created_at <= :known_at",
+            {"tenant": tenant_id, "ids": _ids(entity_ids), "known_at": to_db(known_at)},
+        )
+        return {r["entity_id"]: entity_from_row(r) for r in rows}
+
+    def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        rows = self._read(
+            "SELECT episode_id, entity_id FROM episode_mentions WHERE tenant_id = :tenant"  # noqa: S608
+            f" AND episode_id IN {_IDS} ORDER BY episode_id, entity_id",
+            {"tenant": tenant_id, "ids": _ids(episode_ids)},
+        )
+        return [(r["episode_id"], r["entity_id"]) for r in rows]
+
+    def mentioning(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime, limit: int
+    ) -> list[tuple[str, str]]:
+        if not entity_ids:
+            return []
+        rows = self._read(
+            "SELECT m.episode_id, m.entity_id FROM episode_mentions m JOIN episodes e"  # noqa: S608
+            " ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id"
+            f" WHERE m.tenant_id = :tenant AND m.entity_id IN {_IDS}"
+            " AND e.recorded_at <= :known_at ORDER BY e.occurred_at DESC, e.episode_id"
+            " LIMIT :limit",
+            {"tenant": tenant_id, "ids": _ids(entity_ids), "known_at": to_db(known_at),
+             "limit": limit},
+        )
+        return [(r["episode_id"], r["entity_id"]) for r in rows]
+
+    def session_neighbors(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime, radius: int
+    ) -> list[tuple[str, str, int]]:
+        if radius < 1:
+            return []
+        out: list[tuple[str, str, int]] = []
+        for eid in sorted(set(episode_ids)):
+            me = self._read(
+                "SELECT session_id, occurred_at, recorded_at FROM episodes"
+                " WHERE tenant_id = ? AND episode_id = ? AND session_id IS NOT NULL",
+                (tenant_id, eid),
+            )
+            if not me:
+                continue
+            p = {
+                "tenant": tenant_id,
+                "session": me[0]["session_id"],
+                "o": me[0]["occurred_at"],
+                "r": me[0]["recorded_at"],
+                "known_at": to_db(known_at),
+                "radius": radius,
+            }
+            for sql, sign in ((_BEFORE_SQL, -1), (_AFTER_SQL, 1)):
+                rows = self._read(sql, p)
+                out.extend((eid, row["episode_id"], sign * i) for i, row in enumerate(rows, 1))
+        return out
+
+
+_SESSION = (
+    "SELECT episode_id FROM episodes WHERE tenant_id = :tenant AND session_id = :session"
+    " AND recorded_at <= :known_at AND "
+)
+_BEFORE_SQL = (
+    _SESSION + "(occurred_at, recorded_at) < (:o, :r)"
+    " ORDER BY occurred_at DESC, recorded_at DESC LIMIT :radius"
+)
+_AFTER_SQL = (
+    _SESSION + "(occurred_at, recorded_at) > (:o, :r)"
+    " ORDER BY occurred_at, recorded_at LIMIT :radius"
+)
+
+
+def _top(scores: Vectors, k: int) -> Any:
+    """Indices of the ``k`` highest scores, best first (ties in index order)."""
+    if k >= scores.shape[0]:
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, k - 1)[:k]
+    return part[np.argsort(-scores[part], kind="stable")]
+
+
+def _window_params(window: Window) -> dict[str, str]:
+    return {"as_of": to_db(window.as_of), "known_at": to_db(window.known_at)}
+
+
+__all__ = ["SEARCH_SQL", "SqliteSearchMixin", "scope_token"]

