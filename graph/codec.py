@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from datetime import datetime
 from typing import Any
 
-from graph.model import Cardinality, ConflictPolicy, ValueType
+from graph.model import Cardinality, ConflictPolicy, Episode, ValueType
 from graph.temporal import Assertion, Claim
+from graph.timeutil import to_db
 
 
 def claim_to_dict(c: Claim) -> dict[str, Any]:
@@ -67,3 +69,16 @@ def dump_value(value: Any) -> str | None:
 
 def load_value(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def episode_hash(episode: Episode) -> str:
+    """What makes two posts of one episode id "the same content"."""
+    body = {
+        "kind": episode.kind.value,
+        "source": episode.source,
+        "content": episode.content,
+        "occurred_at": to_db(episode.occurred_at),
+        "session_id": episode.session_id,
+        "metadata": episode.metadata,
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()

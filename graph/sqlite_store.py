@@ -8,7 +8,6 @@ write batch is one ``BEGIN IMMEDIATE`` transaction, which also serialises writer
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 import threading
@@ -18,7 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from graph.codec import assertion_from_parts, assertion_payload, dump_value, load_value
+from graph.codec import (
+    assertion_from_parts,
+    assertion_payload,
+    dump_value,
+    episode_hash,
+    load_value,
+)
 from graph.errors import ConflictError, StoreUnavailableError
 from graph.model import (
     Cardinality,
@@ -114,19 +119,6 @@ TENANT_TABLES = (
     "extraction_candidates",
     "merge_candidates",
 )
-
-
-def episode_hash(episode: Episode) -> str:
-    """What makes two posts of one episode id "the same content"."""
-    body = {
-        "kind": episode.kind.value,
-        "source": episode.source,
-        "content": episode.content,
-        "occurred_at": to_db(episode.occurred_at),
-        "session_id": episode.session_id,
-        "metadata": episode.metadata,
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def _opt(value: datetime | None) -> str | None:

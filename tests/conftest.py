@@ -59,6 +59,10 @@ def neo4j_uri() -> Iterator[str]:
     launcher = ROOT / "tools" / "neo4j" / "neo4j.sh"
     reason = "no NEO4J_URI, no Docker engine"
     if launcher.exists() and shutil.which("java") and shutil.which("mvn"):
+        status = subprocess.run(
+            ["bash", str(launcher), "status"], capture_output=True, timeout=60, check=False
+        )
+        already_running = status.returncode == 0  # someone else's server: leave it running
         started = subprocess.run(
             ["bash", str(launcher), "up"],
             capture_output=True,
@@ -72,7 +76,8 @@ def neo4j_uri() -> Iterator[str]:
             try:
                 yield lines[-1]
             finally:
-                subprocess.run(["bash", str(launcher), "down"], check=False, timeout=120)
+                if not already_running:
+                    subprocess.run(["bash", str(launcher), "down"], check=False, timeout=120)
             return
         reason += f", and the launcher failed: {started.stderr[-2000:]}"
     else:

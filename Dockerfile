@@ -1,0 +1,19 @@
+# sgam's REST API. docker-compose.yml runs it beside Neo4j 5.26.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1
+
+WORKDIR /opt/sgam
+COPY pyproject.toml README.md ./
+COPY graph ./graph
+COPY api ./api
+COPY extraction ./extraction
+COPY cypher ./cypher
+RUN pip install .
+
+RUN useradd --system --create-home sgam
+USER sgam
+EXPOSE 8080
+CMD ["sgam", "serve", "--host", "0.0.0.0"]

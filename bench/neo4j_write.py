@@ -1,0 +1,188 @@
+"""Write throughput of the Neo4j store, beside the raw driver (not part of the test run).
+
+In each run, on a fresh tenant of the Neo4j at ``--uri``:
+
+- store     ``--facts`` facts written through MemoryService → Neo4jStore in batches of
+            ``--batch`` (one transaction each: validation, timeline locks, the temporal
+            core, versions, ledger entries, entities, mentions). Half the facts are
+            relations to new Account entities, half literals (a status) on the same
+            customers, so both edge kinds and the shared Value nodes are exercised.
+- raw       the very same FACT relationships (each batch's versions, as the store
+            returned them), created by the raw driver in one transaction per batch with
+            ``UNWIND $rows ... CREATE`` (the store's own insert statements) between nodes
+            that already exist: the physical limit of the server for these writes.
+
+Store and raw batches alternate, so both see the same load on a shared machine.
+
+Reports facts/s of each as the median of ``--runs`` runs, and store/raw.
+
+    NEO4J_URI=bolt://... .venv/bin/python bench/neo4j_write.py [--runs 3] [--facts 20000]
+        [--batch 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from neo4j import GraphDatabase  # noqa: E402
+
+from graph.ledger import key_of  # noqa: E402
+from graph.model import EpisodeCreate, Fact, MemoryDelta  # noqa: E402
+from graph.neo4j_store import Neo4jStore, fact_row, value_key  # noqa: E402
+from graph.service import MemoryService  # noqa: E402
+from graph.templates import load_templates  # noqa: E402
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+STATUSES = ("gold", "silver", "bronze", "frozen", "closed")
+
+RAW_ENTITIES = """
+UNWIND $ids AS id
+CREATE (:Entity {tenant_id: $tenant, entity_id: id, entity_type: 'Entity', name: id})
+"""
+RAW_VALUES = """
+UNWIND $rows AS row
+MERGE (v:Value {tenant_id: $tenant, value_key: row.value_key})
+  ON CREATE SET v.value = row.value, v.value_type = row.value_type
+"""
+# The raw driver runs the store's own insert statements, so "raw" is exactly the cost of
+# creating these relationships, without the ledger around them.
+TEMPLATES = load_templates()
+RAW_RELATIONS = TEMPLATES["ledger.insert_relation_versions"].text
+RAW_LITERALS = TEMPLATES["ledger.insert_value_versions"].text
+
+
+def batch_deltas(start: int, size: int) -> list[MemoryDelta]:
+    """``size`` facts: customer i owns account i, and customer i has a status."""
+    out: list[MemoryDelta] = []
+    for i in range(start, start + size // 2):
+        common: dict[str, Any] = {"subject": f"cust-{i}", "source_episode_id": "ep-bench"}
+        common["valid_from"] = T0 + timedelta(minutes=i)
+        out.append(
+            MemoryDelta(
+                subject_type="Customer",
+                predicate="owns",
+                object=f"acct-{i}",
+                object_type="Account",
+                **common,
+            )
+        )
+        out.append(MemoryDelta(predicate="status", value=STATUSES[i % len(STATUSES)], **common))
+    return out
+
+
+def raw_rows(facts: list[Fact], tenant: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    relations, literals = [], []
+    for f in facts:
+        # Version ids are unique across the database: the copy gets its own.
+        f = f.model_copy(update={"tenant_id": tenant, "version_id": "v_" + uuid.uuid4().hex})
+        # The store's own row shape (times as text, datetime() in Cypher): the same encoding.
+        row = fact_row(f, tenant_id=tenant, key=key_of(f))
+        if f.object is not None:
+            relations.append(row)
+        else:
+            literals.append({**row, "value_key": value_key(f)})
+    return relations, literals
+
+
+def raw_batch(driver: Any, database: str, tenant: str, facts: list[Fact]) -> float:
+    """The same relationships in one raw transaction; their end nodes are made untimed."""
+    relations, literals = raw_rows(facts, tenant)
+    entities = sorted({f.subject for f in facts} | {f.object for f in facts if f.object})
+    values = {
+        value_key(f): {
+            "value_key": value_key(f),
+            "value": f.value,
+            "value_type": f.value_type.value,
+        }
+        for f in facts
+        if f.object is None
+    }
+    driver.execute_query(RAW_ENTITIES, {"tenant": tenant, "ids": entities}, database_=database)
+    driver.execute_query(
+        RAW_VALUES, {"tenant": tenant, "rows": list(values.values())}, database_=database
+    )
+    started = time.perf_counter()
+    with driver.session(database=database) as session, session.begin_transaction() as tx:
+        tx.run(RAW_RELATIONS, {"tenant_id": tenant, "rows": relations}).consume()
+        tx.run(RAW_LITERALS, {"tenant_id": tenant, "rows": literals}).consume()
+        tx.commit()
+    return time.perf_counter() - started
+
+
+def one_run(
+    store: Neo4jStore, driver: Any, database: str, facts: int, batch: int
+) -> tuple[float, float]:
+    """Seconds for the store and for the raw driver. Batches alternate between the two, so
+    both see the same load on a shared machine."""
+    tenant, raw_tenant = (f"bench-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    svc = MemoryService(store)
+    svc.add_episode(
+        tenant_id=tenant,
+        body=EpisodeCreate(episode_id="ep-bench", content="bench", occurred_at=T0),
+    )
+    store_s = raw_s = 0.0
+    try:
+        for start in range(0, facts // 2, batch // 2):
+            deltas = batch_deltas(start, batch)
+            started = time.perf_counter()
+            written = svc.write_facts(tenant_id=tenant, deltas=deltas).facts
+            store_s += time.perf_counter() - started
+            assert len({f.version_id for f in written}) == len(deltas)
+            raw_s += raw_batch(driver, database, raw_tenant, written)
+    finally:
+        store.purge_tenant(tenant_id=tenant)
+        store.purge_tenant(tenant_id=raw_tenant)
+    return store_s, raw_s
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--uri", default=os.environ.get("NEO4J_URI"))
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--facts", type=int, default=20000)
+    p.add_argument("--batch", type=int, default=1000)
+    args = p.parse_args()
+    if not args.uri:
+        p.error("give --uri or set NEO4J_URI (e.g. from: bash tools/neo4j/neo4j.sh up)")
+    store = Neo4jStore.from_url(args.uri)
+    store.init()
+    database = os.environ.get("SGAM_NEO4J_DATABASE") or "neo4j"
+    driver = GraphDatabase.driver(args.uri, auth=None, notifications_min_severity="OFF")
+    store_rates: list[float] = []
+    raw_rates: list[float] = []
+    try:
+        for run in range(1, args.runs + 1):
+            elapsed, raw = one_run(store, driver, database, args.facts, args.batch)
+            store_rates.append(args.facts / elapsed)
+            raw_rates.append(args.facts / raw)
+            print(
+                f"run {run}: store {store_rates[-1]:8.0f} facts/s   raw {raw_rates[-1]:8.0f}"
+                f" facts/s   store/raw {store_rates[-1] / raw_rates[-1]:.2f}",
+                flush=True,
+            )
+    finally:
+        driver.close()
+        store.close()
+    s, r = statistics.median(store_rates), statistics.median(raw_rates)
+    ratio = statistics.median(a / b for a, b in zip(store_rates, raw_rates, strict=True))
+    print(
+        f"median of {args.runs} runs, {args.facts} facts in batches of {args.batch}:"
+        f" store {s:.0f} facts/s, raw UNWIND CREATE {r:.0f} facts/s,"
+        f" store/raw {ratio:.2f} (median of the runs' ratios)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+// name: episodes.create
+// params: props
+// mode: write
+// CREATE, not MERGE: a concurrent post of the same id fails on the (tenant_id, episode_id)
+// constraint, and the store then compares contents like any other repeated post.
+CREATE (e:Episode)
+SET e = $props

@@ -1,0 +1,26 @@
+// name: ledger.delete_episode_data
+// params: tenant_id, episode_id
+// mode: write
+// Really delete an episode: every fact version whose only source it is (at every system
+// time; the ledger then re-inserts the repaired timeline), its ledger entries, its
+// mentions, the node itself, and the Value nodes no fact points at any more.
+// Deleting a relationship locks its end nodes: the store locks them in the global order
+// first (ledger.doomed_endpoints, then ledger.lock_*).
+CALL () {
+  MATCH ()-[r:FACT {tenant_id: $tenant_id, source_episode_id: $episode_id}]->(o)
+  USING INDEX r:FACT(tenant_id, source_episode_id)
+  WHERE r.sources = [$episode_id]
+  WITH r, o
+  DELETE r
+  WITH DISTINCT o
+  WHERE o:Value AND NOT EXISTS { (o)<-[:FACT]-() }
+  DELETE o
+}
+CALL () {
+  MATCH (a:Assertion {tenant_id: $tenant_id, source_episode_id: $episode_id})
+  DELETE a
+}
+CALL () {
+  MATCH (e:Episode {tenant_id: $tenant_id, episode_id: $episode_id})
+  DETACH DELETE e
+}

@@ -1,0 +1,24 @@
+// name: queue.setup
+// params:
+// mode: write
+// Constraints and indexes of the extraction queue and its review lists (idempotent).
+// The uniqueness constraints also make the MERGEs below safe under concurrency.
+CREATE CONSTRAINT extraction_candidate_id IF NOT EXISTS
+FOR (k:ExtractionCandidate) REQUIRE (k.tenant_id, k.candidate_id) IS UNIQUE;
+CREATE CONSTRAINT extraction_candidate_once IF NOT EXISTS
+FOR (k:ExtractionCandidate) REQUIRE (k.tenant_id, k.episode_id, k.statement_key) IS UNIQUE;
+CREATE CONSTRAINT candidate_statement_key IF NOT EXISTS
+FOR (s:CandidateStatement) REQUIRE (s.tenant_id, s.statement_key) IS UNIQUE;
+CREATE CONSTRAINT merge_candidate_id IF NOT EXISTS
+FOR (m:MergeCandidate) REQUIRE (m.tenant_id, m.candidate_id) IS UNIQUE;
+CREATE CONSTRAINT merge_candidate_pair IF NOT EXISTS
+FOR (m:MergeCandidate) REQUIRE (m.tenant_id, m.entity_id, m.existing_entity_id) IS UNIQUE;
+CREATE INDEX episode_lease IF NOT EXISTS
+FOR (e:Episode) ON (e.status, e.lease_until);
+CREATE INDEX episode_session IF NOT EXISTS
+FOR (e:Episode) ON (e.tenant_id, e.session_id);
+CREATE INDEX extraction_candidate_status IF NOT EXISTS
+FOR (k:ExtractionCandidate) ON (k.tenant_id, k.status);
+CREATE INDEX merge_candidate_status IF NOT EXISTS
+FOR (m:MergeCandidate) ON (m.tenant_id, m.status);
+CALL db.awaitIndexes(300)

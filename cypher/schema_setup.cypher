@@ -1,0 +1,65 @@
+// name: schema.setup
+// params: embedding_dim
+// mode: write
+// Constraints and indexes, created at start; every statement is idempotent (IF NOT EXISTS).
+// Run one by one: Neo4j does not mix schema changes in one transaction.
+
+// Ids are unique per tenant.
+CREATE CONSTRAINT entity_id IF NOT EXISTS
+FOR (e:Entity) REQUIRE (e.tenant_id, e.entity_id) IS UNIQUE;
+CREATE CONSTRAINT episode_id IF NOT EXISTS
+FOR (e:Episode) REQUIRE (e.tenant_id, e.episode_id) IS UNIQUE;
+CREATE CONSTRAINT timeline_key IF NOT EXISTS
+FOR (t:Timeline) REQUIRE (t.tenant_id, t.key) IS UNIQUE;
+CREATE CONSTRAINT value_key IF NOT EXISTS
+FOR (v:Value) REQUIRE (v.tenant_id, v.value_key) IS UNIQUE;
+CREATE CONSTRAINT schema_version IF NOT EXISTS
+FOR (s:Schema) REQUIRE (s.tenant_id, s.version) IS UNIQUE;
+CREATE CONSTRAINT fact_version_id IF NOT EXISTS
+FOR ()-[r:FACT]-() REQUIRE r.version_id IS UNIQUE;
+// The ledger's invariant, enforced by the database: open_key is carried only by the
+// version that is current in system time and open in valid time, so at most one such
+// version exists per timeline (the equivalent of SQLite's partial unique index).
+CREATE CONSTRAINT fact_one_open IF NOT EXISTS
+FOR ()-[r:FACT]-() REQUIRE r.open_key IS UNIQUE;
+
+// Range indexes for the lookups the store makes.
+CREATE INDEX fact_predicate IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.tenant_id, r.predicate);
+CREATE INDEX fact_timeline IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.tenant_id, r.timeline_key);
+CREATE INDEX fact_source IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.tenant_id, r.source_episode_id);
+CREATE INDEX fact_id IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.fact_id);
+// System-time range scans: what was recorded between two instants.
+CREATE INDEX fact_recorded IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.tenant_id, r.recorded_at);
+CREATE INDEX assertion_timeline IF NOT EXISTS
+FOR (a:Assertion) ON (a.tenant_id, a.timeline_key);
+CREATE INDEX assertion_episode IF NOT EXISTS
+FOR (a:Assertion) ON (a.tenant_id, a.source_episode_id);
+CREATE INDEX episode_queue IF NOT EXISTS
+FOR (e:Episode) ON (e.status, e.next_attempt_at);
+
+// Fulltext (BM25) over entity names, fact sentences and episode text.
+CREATE FULLTEXT INDEX entity_text IF NOT EXISTS
+FOR (e:Entity) ON EACH [e.name, e.aliases];
+CREATE FULLTEXT INDEX fact_text IF NOT EXISTS
+FOR ()-[r:FACT]-() ON EACH [r.fact_text];
+CREATE FULLTEXT INDEX episode_text IF NOT EXISTS
+FOR (e:Episode) ON EACH [e.content_text];
+
+// Vector indexes; the retrieval issue writes the embeddings.
+CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
+FOR (e:Entity) ON (e.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX episode_embedding IF NOT EXISTS
+FOR (e:Episode) ON (e.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX fact_embedding IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
+
+// Use them only once they are online.
+CALL db.awaitIndexes(300)

@@ -1,0 +1,8 @@
+// name: search.fulltext_episodes
+// params: query, fetch, tenant_id, known_at
+// mode: read
+// BM25 over episode text; over-fetched across tenants, filtered by the store on ok.
+CALL db.index.fulltext.queryNodes('episode_text', $query, {limit: $fetch})
+YIELD node AS e, score
+RETURN e.episode_id AS item_id, score,
+       coalesce(e.tenant_id = $tenant_id AND e.recorded_at <= $known_at, false) AS ok

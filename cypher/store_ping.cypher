@@ -1,0 +1,4 @@
+// name: store.ping
+// params:
+// mode: read
+RETURN 1 AS ok

@@ -1,0 +1,408 @@
+"""The durable extraction queue on Neo4j (see :mod:`graph.queue` for the contract).
+
+Every query is a ``cypher/queue_*.cypher`` template run through the store's one
+``_run()``. Claims are atomic across processes: a template takes the episode's write lock
+before it reads the status it decides on (see ``queue_enqueue.cypher``), and the few
+multi-episode races (two holders of one statement) are serialised on a lock node.
+The queue's constraints and indexes are created by :meth:`Neo4jQueueMixin.init_queue`,
+also run once on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from graph.model import Entity, Episode, MemoryDelta
+from graph.queue import (
+    CandidateStatus,
+    HoldReason,
+    MergeCandidate,
+    MergeStatus,
+    PendingCandidate,
+)
+
+if TYPE_CHECKING:
+    from neo4j import Transaction
+
+# Supporters of a statement: those still held and those already written from it.
+_SUPPORTING = [
+    s.value for s in (CandidateStatus.PENDING, CandidateStatus.PROMOTED, CandidateStatus.CONFIRMED)
+]
+# Two workers that picked the same episode: the loser looks again, a few times.
+_CLAIM_TRIES = 3
+_setup_lock = threading.Lock()
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    from graph.neo4j_store import to_neo  # the store imports this module
+
+    return to_neo(value)
+
+
+def _dt(value: Any) -> datetime | None:
+    from graph.neo4j_store import from_neo
+
+    return from_neo(value)
+
+
+def candidate_from_props(p: Mapping[str, Any]) -> PendingCandidate:
+    created = _dt(p["created_at"])
+    assert created is not None
+    return PendingCandidate(
+        tenant_id=p["tenant_id"],
+        candidate_id=p["candidate_id"],
+        episode_id=p["episode_id"],
+        statement_key=p["statement_key"],
+        reason=HoldReason(p["reason"]),
+        delta=MemoryDelta.model_validate_json(p["delta_json"]),
+        status=CandidateStatus(p["status"]),
+        created_at=created,
+        decided_at=_dt(p.get("decided_at")),
+        note=p.get("note"),
+    )
+
+
+def merge_from_props(p: Mapping[str, Any]) -> MergeCandidate:
+    created = _dt(p["created_at"])
+    assert created is not None
+    return MergeCandidate(
+        tenant_id=p["tenant_id"],
+        candidate_id=p["candidate_id"],
+        entity_id=p["entity_id"],
+        name=p["name"],
+        existing_entity_id=p["existing_entity_id"],
+        entity_type=p["entity_type"],
+        similarity=float(p["similarity"]),
+        episode_id=p["episode_id"],
+        status=MergeStatus(p["status"]),
+        created_at=created,
+        decided_at=_dt(p.get("decided_at")),
+    )
+
+
+class Neo4jQueueMixin:
+    """Queue operations of :class:`graph.neo4j_store.Neo4jStore`."""
+
+    if TYPE_CHECKING:  # provided by Neo4jStore
+
+        def _run(
+            self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
+        ) -> list[dict[str, Any]]: ...
+
+    _queue_ready = False
+
+    def init_queue(self) -> None:
+        """Create the queue's constraints and indexes (idempotent)."""
+        with _setup_lock:
+            self._run("queue.setup", {})
+            self._queue_ready = True
+
+    def _q(self, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if not self._queue_ready:
+            self.init_queue()
+        return self._run(name, params)
+
+    @staticmethod
+    def _episode(rows: list[dict[str, Any]]) -> Episode | None:
+        from graph.neo4j_store import episode_from_props
+
+        return episode_from_props(rows[0]["episode"]) if rows else None
+
+    @staticmethod
+    def _updated(rows: list[dict[str, Any]]) -> bool:
+        return bool(rows) and int(rows[0]["updated"]) == 1
+
+    # -- the queue -------------------------------------------------------------------
+    def enqueue(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        at: datetime,
+        from_statuses: Collection[str],
+        reset_attempts: bool,
+    ) -> Episode | None:
+        rows = self._q(
+            "queue.enqueue",
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "at": _utc(at),
+                "from_statuses": sorted(from_statuses),
+                "reset": reset_attempts,
+            },
+        )
+        return self._episode(rows)
+
+    def claim(
+        self,
+        *,
+        owner: str,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+        tenant_id: str | None = None,
+    ) -> Episode | None:
+        self._q(
+            "queue.abandon",
+            {"tenant_id": tenant_id, "now": _utc(now), "max_attempts": max_attempts},
+        )
+        for _ in range(_CLAIM_TRIES):
+            rows = self._q(
+                "queue.claim",
+                {
+                    "tenant_id": tenant_id,
+                    "now": _utc(now),
+                    "owner": owner,
+                    "lease_until": _utc(lease_until),
+                },
+            )
+            if not rows:
+                return None  # nothing due
+            if rows[0]["claimed"]:
+                return self._episode(rows)
+        return None  # lost every race: the caller polls again soon
+
+    def claim_episode(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        now: datetime,
+        lease_until: datetime,
+        from_statuses: Collection[str],
+    ) -> Episode | None:
+        rows = self._q(
+            "queue.claim_episode",
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "owner": owner,
+                "lease_until": _utc(lease_until),
+                "from_statuses": sorted(from_statuses),
+            },
+        )
+        return self._episode(rows)
+
+    def extend_lease(
+        self, *, tenant_id: str, episode_id: str, owner: str, lease_until: datetime
+    ) -> bool:
+        rows = self._q(
+            "queue.extend_lease",
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "owner": owner,
+                "lease_until": _utc(lease_until),
+            },
+        )
+        return self._updated(rows)
+
+    def complete(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        rejected: Sequence[dict[str, object]],
+    ) -> bool:
+        rows = self._q(
+            "queue.complete",
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "owner": owner,
+                "rejected_json": json.dumps(list(rejected)),
+            },
+        )
+        return self._updated(rows)
+
+    def fail(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        owner: str,
+        error: str,
+        retry_at: datetime | None,
+        rejected: Sequence[dict[str, object]] = (),
+    ) -> bool:
+        rows = self._q(
+            "queue.fail",
+            {
+                "tenant_id": tenant_id,
+                "episode_id": episode_id,
+                "owner": owner,
+                "status": "failed" if retry_at is None else "pending",
+                "error": error,
+                "rejected_json": json.dumps(list(rejected)),
+                "retry_at": _utc(retry_at),
+            },
+        )
+        return self._updated(rows)
+
+    def queue_counts(self, *, tenant_id: str | None = None) -> dict[str, int]:
+        if tenant_id is None:
+            rows = self._q("queue.counts", {})
+        else:
+            rows = self._q("queue.counts_tenant", {"tenant_id": tenant_id})
+        return {r["status"]: int(r["n"]) for r in rows}
+
+    # -- pending candidates ----------------------------------------------------------
+    def hold_candidate(self, *, candidate: PendingCandidate) -> tuple[PendingCandidate, int]:
+        k = candidate
+        rows = self._q(
+            "queue.candidates_hold",
+            {
+                "tenant_id": k.tenant_id,
+                "episode_id": k.episode_id,
+                "statement_key": k.statement_key,
+                "props": {
+                    "candidate_id": k.candidate_id,
+                    "reason": k.reason.value,
+                    "delta_json": k.delta.model_dump_json(),
+                    "status": k.status.value,
+                    "created_at": _utc(k.created_at),
+                },
+                "supporting": _SUPPORTING,
+            },
+        )
+        return candidate_from_props(rows[0]["candidate"]), int(rows[0]["support"])
+
+    def promote_candidates(
+        self, *, tenant_id: str, statement_key: str, now: datetime
+    ) -> list[PendingCandidate]:
+        rows = self._q(
+            "queue.candidates_promote",
+            {"tenant_id": tenant_id, "statement_key": statement_key, "now": _utc(now)},
+        )
+        return [candidate_from_props(r["candidate"]) for r in rows]
+
+    def candidates(
+        self,
+        *,
+        tenant_id: str,
+        status: CandidateStatus | None,
+        episode_id: str | None,
+        limit: int,
+    ) -> list[PendingCandidate]:
+        rows = self._q(
+            "queue.candidates_list",
+            {
+                "tenant_id": tenant_id,
+                "status": None if status is None else status.value,
+                "episode_id": episode_id,
+                "limit": limit,
+            },
+        )
+        return [candidate_from_props(r["candidate"]) for r in rows]
+
+    def candidate(self, *, tenant_id: str, candidate_id: str) -> PendingCandidate | None:
+        rows = self._q(
+            "queue.candidates_get", {"tenant_id": tenant_id, "candidate_id": candidate_id}
+        )
+        return candidate_from_props(rows[0]["candidate"]) if rows else None
+
+    def decide_candidate(
+        self,
+        *,
+        tenant_id: str,
+        candidate_id: str,
+        status: CandidateStatus,
+        now: datetime,
+        note: str | None,
+        from_status: CandidateStatus = CandidateStatus.PENDING,
+    ) -> bool:
+        rows = self._q(
+            "queue.candidates_decide",
+            {
+                "tenant_id": tenant_id,
+                "candidate_id": candidate_id,
+                "status": status.value,
+                "from_status": from_status.value,
+                "now": _utc(now),
+                "note": note,
+            },
+        )
+        return self._updated(rows)
+
+    # -- merge candidates ------------------------------------------------------------
+    def add_merge_candidates(self, *, candidates: Sequence[MergeCandidate]) -> None:
+        by_tenant: dict[str, list[dict[str, Any]]] = {}
+        for m in candidates:
+            row = m.model_dump(exclude={"tenant_id", "decided_at"})
+            row["status"] = m.status.value
+            row["created_at"] = _utc(m.created_at)
+            by_tenant.setdefault(m.tenant_id, []).append(row)
+        for tenant_id, rows in by_tenant.items():
+            self._q("queue.merge_add", {"tenant_id": tenant_id, "rows": rows})
+
+    def merge_candidates(
+        self, *, tenant_id: str, status: MergeStatus | None, limit: int
+    ) -> list[MergeCandidate]:
+        rows = self._q(
+            "queue.merge_list",
+            {
+                "tenant_id": tenant_id,
+                "status": None if status is None else status.value,
+                "limit": limit,
+            },
+        )
+        return [merge_from_props(r["candidate"]) for r in rows]
+
+    def merge_candidate(self, *, tenant_id: str, candidate_id: str) -> MergeCandidate | None:
+        rows = self._q("queue.merge_get", {"tenant_id": tenant_id, "candidate_id": candidate_id})
+        return merge_from_props(rows[0]["candidate"]) if rows else None
+
+    def decide_merge_candidate(
+        self, *, tenant_id: str, candidate_id: str, status: MergeStatus, now: datetime
+    ) -> bool:
+        rows = self._q(
+            "queue.merge_decide",
+            {
+                "tenant_id": tenant_id,
+                "candidate_id": candidate_id,
+                "status": status.value,
+                "now": _utc(now),
+            },
+        )
+        return self._updated(rows)
+
+    # -- entity lookup -----------------------------------------------------------------
+    def entity_catalog(
+        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+    ) -> list[Entity]:
+        from graph.neo4j_store import entity_from_props
+
+        rows = self._q(
+            "queue.entity_catalog",
+            {
+                "tenant_id": tenant_id,
+                "entity_types": None if entity_types is None else sorted(entity_types),
+                "limit": limit,
+            },
+        )
+        return [entity_from_props(tenant_id, r["entity"]) for r in rows]
+
+    def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:
+        rows = self._q(
+            "queue.entity_add_alias",
+            {"tenant_id": tenant_id, "entity_id": entity_id, "alias": alias},
+        )
+        return self._updated(rows)
+
+    def session_entities(self, *, tenant_id: str, session_id: str, limit: int) -> list[str]:
+        rows = self._q(
+            "queue.session_entities",
+            {"tenant_id": tenant_id, "session_id": session_id, "limit": limit},
+        )
+        return [r["entity_id"] for r in rows]
+
+    # -- administration --------------------------------------------------------------
+    def purge_queue_data(self, *, tenant_id: str) -> None:
+        self._q("queue.purge", {"tenant_id": tenant_id})

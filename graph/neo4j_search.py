@@ -1,0 +1,328 @@
+"""Fulltext, vector and graph reads of the read path on Neo4j (``cypher/search_*.cypher``).
+
+The indexes are schema.setup's: fulltext ``fact_text`` (FACT relationships, one per
+version), ``episode_text``, ``entity_text``; vector ``fact_embedding``,
+``episode_embedding``, ``entity_embedding``. Neither kind of index can filter by tenant
+or by time, so every candidate query over-fetches, marks the rows of this tenant visible
+in the window, and widens while it has too few (a tenant's rows can be a small share).
+
+Vectors are written lazily by :meth:`Neo4jSearchMixin.index_pending`, never by the write
+path: it embeds what was recorded since a per-process watermark (minus a lag that covers
+transactions still committing), and a cut interval's new versions take the vector of
+their fact's earlier version instead of running the model again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from graph.embeddings import Embedder, Vectors
+from graph.retrieval.port import Hit, ItemKind, Window
+from graph.retrieval.text import lucene_query
+from graph.timeutil import utcnow
+
+if TYPE_CHECKING:
+    from neo4j import Transaction
+
+    from graph.model import Entity, Episode, Fact
+
+# A write stamped before the watermark may still be committing when a pass runs; items
+# recorded within this lag of it are looked at again by the next pass.
+WATERMARK_LAG = timedelta(minutes=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_FETCH_GROWTH = 4
+_MAX_FETCH = 10_000  # candidates read from one index call at most
+_setup_lock = threading.Lock()
+
+_FULLTEXT = {
+    ItemKind.FACT: "search.fulltext_facts",
+    ItemKind.EPISODE: "search.fulltext_episodes",
+    ItemKind.ENTITY: "search.fulltext_entities",
+}
+_VECTOR = {
+    ItemKind.FACT: "search.vector_facts",
+    ItemKind.EPISODE: "search.vector_episodes",
+    ItemKind.ENTITY: "search.vector_entities",
+}
+_PENDING = {
+    ItemKind.FACT: "search.pending_facts",
+    ItemKind.EPISODE: "search.pending_episodes",
+    ItemKind.ENTITY: "search.pending_entities",
+}
+_SET_VECTORS = {
+    ItemKind.FACT: "search.set_fact_vectors",
+    ItemKind.EPISODE: "search.set_episode_vectors",
+    ItemKind.ENTITY: "search.set_entity_vectors",
+}
+
+
+def _neo(value: datetime) -> datetime:
+    from graph.neo4j_store import to_neo  # the store imports this module
+
+    out = to_neo(value)
+    assert out is not None
+    return out
+
+
+class Neo4jSearchMixin:
+    """Search operations of :class:`graph.neo4j_store.Neo4jStore`."""
+
+    if TYPE_CHECKING:  # provided by Neo4jStore
+
+        def _run(
+            self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
+        ) -> list[dict[str, Any]]: ...
+
+    _search_ready = False
+
+    def init_search(self) -> None:
+        """Create the read path's extra indexes (idempotent)."""
+        with _setup_lock:
+            self._run("search.setup", {})
+            self._search_ready = True
+
+    def _s(self, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        if not self._search_ready:
+            self.init_search()
+        return self._run(name, params)
+
+    def _watermarks(self) -> dict[tuple[str, str, str], datetime]:
+        marks: dict[tuple[str, str, str], datetime] | None = self.__dict__.get(
+            "_search_watermarks"
+        )
+        if marks is None:
+            with _setup_lock:
+                marks = self.__dict__.setdefault("_search_watermarks", {})
+        assert marks is not None
+        return marks
+
+    # -- indexing ----------------------------------------------------------------------
+    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
+        model = embedder.name
+        marks = self._watermarks()
+        done = 0
+        for kind in ItemKind:
+            key = (tenant_id, kind.value, model)
+            started = utcnow()
+            since = marks.get(key, _EPOCH + WATERMARK_LAG) - WATERMARK_LAG
+            while True:
+                rows = self._s(
+                    _PENDING[kind],
+                    {"tenant_id": tenant_id, "since": _neo(since), "model": model,
+                     "limit": batch_size},
+                )
+                if not rows:
+                    break
+                done += self._embed(tenant_id, kind, rows, embedder)
+                if len(rows) < batch_size:
+                    break
+            marks[key] = started
+        return done
+
+    def _embed(
+        self, tenant_id: str, kind: ItemKind, rows: list[dict[str, Any]], embedder: Embedder
+    ) -> int:
+        model = embedder.name
+        reuse: dict[str, list[float]] = {}
+        if kind == ItemKind.FACT:
+            found = self._s(
+                "search.fact_vectors",
+                {"tenant_id": tenant_id, "fact_ids": sorted({r["fact_id"] for r in rows}),
+                 "model": model},
+            )
+            reuse = {f["fact_id"]: f["embedding"] for f in found if f["embedding"] is not None}
+        todo = [r for r in rows if kind != ItemKind.FACT or r["fact_id"] not in reuse]
+        texts = sorted({r["text"] or "" for r in todo})
+        vectors = dict(zip(texts, embedder.encode(texts), strict=True)) if texts else {}
+        out = []
+        for r in rows:
+            if kind == ItemKind.FACT and r["fact_id"] in reuse:
+                vec = reuse[r["fact_id"]]
+            else:
+                vec = [float(x) for x in vectors[r["text"] or ""]]
+            out.append({"id": r["id"], "vector": vec, "text": r["text"]})
+        if kind != ItemKind.EPISODE:
+            out = [{"id": o["id"], "vector": o["vector"]} for o in out]
+        self._s(_SET_VECTORS[kind], {"tenant_id": tenant_id, "rows": out, "model": model})
+        return len(todo)
+
+    # -- candidates --------------------------------------------------------------------
+    def _widening(
+        self, name: str, params: dict[str, Any], limit: int, *, cosine: bool = False
+    ) -> list[Hit]:
+        """Run an index query with a growing ``fetch`` until ``limit`` visible items are
+        found or the index has nothing more; keep each item's best score."""
+        fetch = max(limit * _FETCH_GROWTH, 64)
+        while True:
+            rows = self._s(name, {**params, "fetch": fetch})
+            best: dict[str, float] = {}
+            for r in rows:
+                if r["ok"]:
+                    # Neo4j's cosine score is (1 + cos) / 2; search compares cosines.
+                    s = 2.0 * float(r["score"]) - 1.0 if cosine else float(r["score"])
+                    if s > best.get(r["item_id"], float("-inf")):
+                        best[r["item_id"]] = s
+            if len(best) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
+                ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+                return [Hit(i, s) for i, s in ranked[:limit]]
+            fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
+
+    def fulltext(
+        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+    ) -> list[Hit]:
+        if not terms:
+            return []
+        params: dict[str, Any] = {
+            "query": lucene_query(terms),
+            "tenant_id": tenant_id,
+            "known_at": _neo(window.known_at),
+        }
+        if kind == ItemKind.FACT:
+            params["as_of"] = _neo(window.as_of)
+        return self._widening(_FULLTEXT[kind], params, limit)
+
+    def vector_search(
+        self,
+        *,
+        tenant_id: str,
+        kind: ItemKind,
+        vector: Vectors,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> list[Hit]:
+        params: dict[str, Any] = {
+            "vector": [float(x) for x in vector],
+            "tenant_id": tenant_id,
+            "model": model,
+            "known_at": _neo(window.known_at),
+        }
+        if kind == ItemKind.FACT:
+            params["as_of"] = _neo(window.as_of)
+        return self._widening(_VECTOR[kind], params, limit, cosine=True)
+
+    # -- items -------------------------------------------------------------------------
+    def facts_by_id(
+        self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
+    ) -> dict[str, Fact]:
+        from graph.neo4j_store import fact_from_props
+
+        if not fact_ids:
+            return {}
+        rows = self._s(
+            "search.facts_by_id",
+            {"tenant_id": tenant_id, "fact_ids": sorted(set(fact_ids)),
+             "as_of": _neo(window.as_of), "known_at": _neo(window.known_at)},
+        )
+        return {f.fact_id: f for f in (fact_from_props(r["fact"]) for r in rows)}
+
+    def facts_touching(
+        self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
+    ) -> list[Fact]:
+        from graph.neo4j_store import fact_from_props
+
+        if not entity_ids:
+            return []
+        rows = self._s(
+            "search.facts_touching",
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "as_of": _neo(window.as_of), "known_at": _neo(window.known_at), "limit": limit},
+        )
+        return [fact_from_props(r["fact"]) for r in rows]
+
+    def facts_sourced_by(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> list[Fact]:
+        from graph.neo4j_store import fact_from_props
+
+        if not episode_ids:
+            return []
+        rows = self._s(
+            "search.facts_sourced_by",
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": _neo(known_at)},
+        )
+        return [fact_from_props(r["fact"]) for r in rows]
+
+    def timeline_versions(
+        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
+    ) -> list[Fact]:
+        from graph.neo4j_store import fact_from_props
+
+        if not pairs:
+            return []
+        rows = self._s(
+            "search.timeline_versions",
+            {"tenant_id": tenant_id, "pairs": [list(p) for p in sorted(set(pairs))],
+             "known_at": _neo(known_at)},
+        )
+        return [fact_from_props(r["fact"]) for r in rows]
+
+    def episodes_by_id(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Episode]:
+        from graph.neo4j_store import episode_from_props
+
+        if not episode_ids:
+            return {}
+        rows = self._s(
+            "search.episodes_by_id",
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": _neo(known_at)},
+        )
+        return {e.episode_id: e for e in (episode_from_props(r["episode"]) for r in rows)}
+
+    def entities_by_id(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Entity]:
+        from graph.neo4j_store import entity_from_props
+
+        if not entity_ids:
+            return {}
+        rows = self._s(
+            "search.entities_by_id",
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "known_at": _neo(known_at)},
+        )
+        return {
+            e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)
+        }
+
+    def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        if not episode_ids:
+            return []
+        rows = self._s(
+            "search.mentions_of",
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids))},
+        )
+        return [(r["episode_id"], r["entity_id"]) for r in rows]
+
+    def mentioning(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime, limit: int
+    ) -> list[tuple[str, str]]:
+        if not entity_ids:
+            return []
+        rows = self._s(
+            "search.mentioning",
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "known_at": _neo(known_at), "limit": limit},
+        )
+        return [(r["episode_id"], r["entity_id"]) for r in rows]
+
+    def session_neighbors(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime, radius: int
+    ) -> list[tuple[str, str, int]]:
+        if radius < 1 or not episode_ids:
+            return []
+        rows = self._s(
+            "search.session_neighbors",
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": _neo(known_at), "radius": radius},
+        )
+        return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
+
+
+__all__ = ["WATERMARK_LAG", "Neo4jSearchMixin"]
