@@ -66,6 +66,7 @@ from graph.schema import MemorySchema
 from graph.templates import Template, load_templates, require
 from graph.temporal import Assertion
 from graph.timeutil import to_db, utcnow
+from graph.traversal import breadth_first
 
 DEFAULT_DATABASE = "neo4j"
 DEFAULT_EMBEDDING_DIM = 384
@@ -713,18 +714,14 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
         as_of: datetime,
         known_at: datetime,
     ) -> Neighborhood:
-        """Breadth first, one ``graph.hop`` per level, exactly like the SQLite store."""
-        seen = {entity_id}
-        frontier = {entity_id}
-        facts: dict[str, Fact] = {}
-        for _ in range(depth):
-            if not frontier:
-                break
+        """Breadth first (graph.traversal), one ``graph.hop`` template call per level."""
+
+        def hop(frontier: list[str]) -> list[Fact]:
             rows = self._run(
                 "graph.hop",
                 {
                     "tenant_id": tenant_id,
-                    "frontier": sorted(frontier),
+                    "frontier": frontier,
                     "outgoing": direction in (Direction.OUT, Direction.BOTH),
                     "incoming": direction in (Direction.IN, Direction.BOTH),
                     "predicates": list(predicates) if predicates else None,
@@ -732,17 +729,10 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
                     "known_at": to_neo(known_at),
                 },
             )
-            nxt: set[str] = set()
-            for r in rows:
-                f = fact_from_props(r["fact"])
-                facts[f.version_id] = f
-                for end in (f.subject, f.object):
-                    if end is not None and end not in seen:
-                        seen.add(end)
-                        nxt.add(end)
-            frontier = nxt
+            return [fact_from_props(r["fact"]) for r in rows]
+
+        seen, ordered = breadth_first(entity_id, depth, hop)
         ents = self._entities(tenant_id=tenant_id, entity_ids=sorted(seen))
-        ordered = sorted(facts.values(), key=lambda f: (f.subject, f.predicate, f.fact_id))
         return Neighborhood(entities=ents, facts=ordered)
 
     # -- schemas ---------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from graph.sqlite_queue import SqliteQueueMixin
 from graph.sqlite_search import SqliteSearchMixin
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
+from graph.traversal import breadth_first
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -593,26 +594,14 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
         as_of: datetime,
         known_at: datetime,
     ) -> Neighborhood:
-        seen = {entity_id}
-        frontier = {entity_id}
-        facts: dict[str, Fact] = {}
-        for _ in range(depth):
-            if not frontier:
-                break
-            ids = sorted(frontier)
+        def hop(ids: list[str]) -> list[Fact]:
             conds = []
             if direction in (Direction.OUT, Direction.BOTH):
                 conds.append(f"subject IN ({_in(ids)})")
             if direction in (Direction.IN, Direction.BOTH):
                 conds.append(f"object IN ({_in(ids)})")
-            params: list[Any] = [
-                tenant_id,
-                to_db(as_of),
-                to_db(as_of),
-                to_db(known_at),
-                to_db(known_at),
-            ]
-            params += ids * len(conds)
+            t, k = to_db(as_of), to_db(known_at)
+            params: list[Any] = [tenant_id, t, t, k, k, *(ids * len(conds))]
             sql = (
                 f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND object IS NOT NULL"  # noqa: S608
                 " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
@@ -622,19 +611,12 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
             if predicates:
                 sql += f" AND predicate IN ({_in(predicates)})"
                 params += list(predicates)
-            nxt: set[str] = set()
-            for r in self._read(sql, params):
-                f = fact_from_row(r)
-                facts[f.version_id] = f
-                for end in (f.subject, f.object):
-                    if end is not None and end not in seen:
-                        seen.add(end)
-                        nxt.add(end)
-            frontier = nxt
+            return [fact_from_row(r) for r in self._read(sql, params)]
+
+        seen, ordered = breadth_first(entity_id, depth, hop)
         ents = [
             e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e
         ]
-        ordered = sorted(facts.values(), key=lambda f: (f.subject, f.predicate, f.fact_id))
         return Neighborhood(entities=ents, facts=ordered)
 
     # -- schemas -----------------------------------------------------------------------
