@@ -2,4 +2,4 @@
 // params: tenant_id, episode_id
 // mode: read
 MATCH (e:Episode {tenant_id: $tenant_id, episode_id: $episode_id})
-RETURN properties(e) AS episode
+RETURN e {.*, embedding: null} AS episode

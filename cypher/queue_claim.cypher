@@ -35,4 +35,4 @@ CALL (e, claimed) {
       e.attempts = e.attempts + 1
 }
 // No row: nothing is due. claimed = false: another worker took it first; look again.
-RETURN properties(e) AS episode, claimed
+RETURN e {.*, embedding: null} AS episode, claimed

@@ -11,4 +11,4 @@ SET e.status = 'processing',
     e.lease_owner = $owner,
     e.lease_until = $lease_until,
     e.attempts = e.attempts + 1
-RETURN properties(e) AS episode
+RETURN e {.*, embedding: null} AS episode

@@ -16,4 +16,4 @@ SET e.status = 'pending',
     e.lease_until = null,
     e.attempts = CASE WHEN $reset THEN 0 ELSE e.attempts END,
     e.last_error = CASE WHEN $reset THEN null ELSE e.last_error END
-RETURN properties(e) AS episode
+RETURN e {.*, embedding: null} AS episode

@@ -49,7 +49,7 @@ def tenant_router(resource: str) -> APIRouter:
 
 
 def routers() -> list[APIRouter]:
-    from api.routes import entities, episodes, extraction, facts, health, schema
+    from api.routes import entities, episodes, extraction, facts, health, schema, search
 
     return [
         health.router,
@@ -58,4 +58,5 @@ def routers() -> list[APIRouter]:
         entities.router,
         schema.router,
         extraction.router,
+        search.router,
     ]

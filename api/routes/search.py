@@ -1,0 +1,130 @@
+"""Retrieval: hybrid search and the smallest cited context (API.md, "Retrieval").
+
+Both read the facts valid at ``as_of`` (default now) as known at ``known_at`` (default
+now) only; the work is done by :mod:`graph.retrieval`. The embedding model is loaded on
+the first request that needs it, not when the app is built.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from api.deps import StoreDep, TenantDep
+from api.routes import BODY_PROBLEMS, TENANT_PROBLEMS
+from graph.errors import StoreUnavailableError
+from graph.model import Entity, Episode, Fact
+from graph.port import Store
+from graph.retrieval import ContextBuilder, ItemKind, Retriever, SearchableStore, SearchFilters
+from graph.retrieval.context import MAX_FACTS, MAX_TOKENS
+from graph.retrieval.search import MAX_LIMIT, MAX_QUERY_CHARS
+
+router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["retrieval"], responses=TENANT_PROBLEMS)
+
+Scope = Literal["facts", "entities", "episodes", "fact", "entity", "episode"]
+_SCOPES: dict[str, ItemKind] = {
+    "facts": ItemKind.FACT,
+    "fact": ItemKind.FACT,
+    "entities": ItemKind.ENTITY,
+    "entity": ItemKind.ENTITY,
+    "episodes": ItemKind.EPISODE,
+    "episode": ItemKind.EPISODE,
+}
+Text = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: Text
+    as_of: AwareDatetime | None = None
+    known_at: AwareDatetime | None = None
+    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+    scopes: list[Scope] = Field(default=["facts", "entities", "episodes"], min_length=1)
+    filters: SearchFilters | None = Field(
+        default=None,
+        description="Restrict facts by entity_types (subject or object), predicates, "
+        "memory_types; entity_types also restricts entities. Episodes are not filtered.",
+    )
+
+
+class SearchHit(BaseModel):
+    kind: Literal["fact", "entity", "episode"]
+    score: float = Field(description="In [0, 1], higher is better")
+    item: Fact | Entity | Episode
+    source_episode_ids: list[str]
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchHit]
+
+
+class ContextRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: Text
+    as_of: AwareDatetime | None = None
+    known_at: AwareDatetime | None = None
+    max_facts: int = Field(default=20, ge=0, le=MAX_FACTS)
+    max_tokens: int = Field(default=1500, ge=1, le=MAX_TOKENS)
+
+
+class ContextResponse(BaseModel):
+    facts: list[Fact]
+    episodes: list[Episode]
+    text: str
+
+
+def _retriever(store: Store) -> Retriever:
+    if not isinstance(store, SearchableStore):
+        raise StoreUnavailableError(f"the store at {store.url} does not support search")
+    return Retriever(store)
+
+
+@router.post(
+    "/search",
+    response_model=SearchResponse,
+    summary="Hybrid search (fulltext, vector, graph expansion) over what is valid at as_of",
+    responses=BODY_PROBLEMS,
+)
+def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchResponse:
+    results = _retriever(store).search(
+        tenant_id=tenant,
+        query=body.query,
+        as_of=body.as_of,
+        known_at=body.known_at,
+        limit=body.limit,
+        scopes=sorted({_SCOPES[s] for s in body.scopes}),
+        filters=body.filters,
+    )
+    return SearchResponse(
+        results=[
+            SearchHit(
+                kind=r.kind.value,
+                score=r.score,
+                item=r.item,
+                source_episode_ids=r.source_episode_ids,
+            )
+            for r in results
+        ]
+    )
+
+
+@router.post(
+    "/context",
+    response_model=ContextResponse,
+    summary="The smallest cited context for a question: exact state first, then search",
+    responses=BODY_PROBLEMS,
+)
+def context(tenant: TenantDep, body: ContextRequest, store: StoreDep) -> ContextResponse:
+    ctx = ContextBuilder(_retriever(store)).build(
+        tenant_id=tenant,
+        question=body.question,
+        as_of=body.as_of,
+        known_at=body.known_at,
+        max_facts=body.max_facts,
+        max_tokens=body.max_tokens,
+    )
+    return ContextResponse(facts=ctx.facts, episodes=ctx.episodes, text=ctx.text)
