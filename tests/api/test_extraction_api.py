@@ -15,7 +15,6 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from api.routes.extraction import router as extraction_router
-from api.settings import Settings
 from extraction import LlmExtractor, on_episode_created
 from extraction.loopback import LoopbackLLM, answer, completion
 from graph.model import EpisodeCreate, ExtractMode, MemoryDelta
@@ -26,8 +25,6 @@ from graph.service import MemoryService
 from tests.api.conftest import AppFactory
 from tests.api.helpers import problem
 from tests.integration.test_extraction_pipeline import T0, fact, settings
-
-WIRED = "llm_base_url" in Settings.model_fields  # the lead's wiring of extraction into api/
 
 
 def with_extraction(app: FastAPI) -> FastAPI:
@@ -42,8 +39,7 @@ def with_extraction(app: FastAPI) -> FastAPI:
 def _queue_store(store: Store, tenant: str) -> Iterator[None]:
     """Only stores with the queue mixin; their review lists are purged after the test
     (the store fixture purges the tenant's graph)."""
-    if not isinstance(store, QueueStore):
-        pytest.skip(f"{type(store).__name__} has no extraction queue mixin yet")
+    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
     yield
     queue_of(store).purge_queue_data(tenant_id=tenant)
 
@@ -191,14 +187,8 @@ def test_another_tenant_sees_nothing(
     assert service.facts(tenant_id=tenant) == []
 
 
-# -- the episodes route, once extraction is wired into api/ -------------------------------
+# -- the episodes route with an extractor configured ----------------------------------
 
-needs_wiring = pytest.mark.skipif(
-    not WIRED, reason="extraction settings are not wired into api/ yet (lead's wiring list)"
-)
-
-
-@needs_wiring
 def test_done_when_post_episode_sync_returns_the_fact_after_one_model_call(
     make_app: AppFactory, tenant: str, llm: LoopbackLLM
 ) -> None:
@@ -225,7 +215,6 @@ def test_done_when_post_episode_sync_returns_the_fact_after_one_model_call(
     assert llm.calls == 1
 
 
-@needs_wiring
 def test_background_episode_lands_within_seconds_through_the_served_workers(
     make_app: AppFactory, tenant: str, llm: LoopbackLLM
 ) -> None:

@@ -205,8 +205,7 @@ POLICY = MemorySchema(
 def _queue_store(store: Store, tenant: str) -> Iterator[None]:
     """Only stores with the queue mixin; their review lists are purged after the test
     (the store fixture purges the tenant's graph)."""
-    if not isinstance(store, QueueStore):
-        pytest.skip(f"{type(store).__name__} has no extraction queue mixin yet")
+    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
     yield
     queue_of(store).purge_queue_data(tenant_id=tenant)
 
