@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from extraction.llm import LlmExtractor
+from extraction.loopback import LoopbackLLM
 from graph.port import Store
 from graph.service import MemoryService
 from graph.sqlite_store import SqliteStore
@@ -126,3 +128,18 @@ def store(request: pytest.FixtureRequest, tenant: str) -> Iterator[Store]:
 @pytest.fixture
 def service(store: Store) -> MemoryService:
     return MemoryService(store)
+
+
+@pytest.fixture
+def llm() -> Iterator[LoopbackLLM]:
+    """A chat-completions server on loopback that answers as each test scripts it."""
+    with LoopbackLLM() as server:
+        yield server
+
+
+@pytest.fixture
+def model(llm: LoopbackLLM) -> Iterator[LlmExtractor]:
+    """The LLM extractor pointed at :func:`llm`."""
+    ex = LlmExtractor(base_url=llm.base_url, model="loopback")
+    yield ex
+    ex.close()

@@ -18,8 +18,6 @@ from api.routes.extraction import router as extraction_router
 from extraction import LlmExtractor, on_episode_created
 from extraction.loopback import LoopbackLLM, answer, completion
 from graph.model import EpisodeCreate, ExtractMode, MemoryDelta
-from graph.port import Store
-from graph.queue import QueueStore, queue_of
 from graph.schema import MemorySchema, PredicateSpec
 from graph.service import MemoryService
 from tests.api.conftest import AppFactory
@@ -33,28 +31,6 @@ def with_extraction(app: FastAPI) -> FastAPI:
         app.include_router(extraction_router)
         app.openapi_schema = None  # documented again with the router's paths
     return app
-
-
-@pytest.fixture(autouse=True)
-def _queue_store(store: Store, tenant: str) -> Iterator[None]:
-    """Only stores with the queue mixin; their review lists are purged after the test
-    (the store fixture purges the tenant's graph)."""
-    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
-    yield
-    queue_of(store).purge_queue_data(tenant_id=tenant)
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with LoopbackLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def model(llm: LoopbackLLM) -> Iterator[LlmExtractor]:
-    ex = LlmExtractor(base_url=llm.base_url, model="loopback")
-    yield ex
-    ex.close()
 
 
 @pytest.fixture

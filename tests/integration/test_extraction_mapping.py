@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,8 +13,7 @@ from extraction.loopback import LoopbackLLM, answer
 from extraction.review import confirm_candidate, decide_merge_candidate, reject_candidate
 from graph.errors import ConflictError
 from graph.model import EpisodeCreate, EpisodeKind, ExtractMode, MemoryDelta
-from graph.port import Store
-from graph.queue import CandidateStatus, MergeStatus, QueueStore, queue_of
+from graph.queue import CandidateStatus, MergeStatus, queue_of
 from graph.schema import EntityTypeSpec, MemorySchema, PredicateSpec
 from graph.service import MemoryService
 from tests.integration.test_extraction_pipeline import fact, settings
@@ -199,28 +197,6 @@ POLICY = MemorySchema(
         PredicateSpec(name="prefers", value_type="string", memory_type="preference", min_support=2),  # type: ignore[arg-type]
     ],
 )
-
-
-@pytest.fixture(autouse=True)
-def _queue_store(store: Store, tenant: str) -> Iterator[None]:
-    """Only stores with the queue mixin; their review lists are purged after the test
-    (the store fixture purges the tenant's graph)."""
-    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
-    yield
-    queue_of(store).purge_queue_data(tenant_id=tenant)
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with LoopbackLLM() as server:
-        yield server
-
-
-@pytest.fixture
-def model(llm: LoopbackLLM) -> Iterator[LlmExtractor]:
-    ex = LlmExtractor(base_url=llm.base_url, model="loopback")
-    yield ex
-    ex.close()
 
 
 def said(service: MemoryService, tenant: str, model: LlmExtractor, eid: str, day: int = 0) -> Any:

@@ -16,8 +16,7 @@ from extraction import LlmExtractor, on_episode_created, retry_episode
 from extraction.loopback import LoopbackLLM, Reply, answer, completion, status
 from extraction.settings import ExtractionSettings
 from graph.model import Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
-from graph.port import Store
-from graph.queue import QueueStore, queue_of
+from graph.queue import queue_of
 from graph.schema import MemorySchema, PredicateSpec
 from graph.service import MemoryService
 
@@ -52,21 +51,6 @@ def settings(**kw: Any) -> ExtractionSettings:
         "worker_max_attempts": 3,
     }
     return ExtractionSettings(**{**base, **kw})
-
-
-@pytest.fixture(autouse=True)
-def _queue_store(store: Store, tenant: str) -> Iterator[None]:
-    """Only stores with the queue mixin; their review lists are purged after the test
-    (the store fixture purges the tenant's graph)."""
-    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
-    yield
-    queue_of(store).purge_queue_data(tenant_id=tenant)
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with LoopbackLLM() as server:
-        yield server
 
 
 @pytest.fixture

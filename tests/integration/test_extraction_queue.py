@@ -20,28 +20,12 @@ from extraction.loopback import LoopbackLLM, Reply, answer, status
 from extraction.worker import Worker
 from graph.errors import ConflictError, NotFoundError
 from graph.model import EpisodeCreate, EpisodeStatus, ExtractMode
-from graph.port import Store
 from graph.queue import QueueStore, queue_of
 from graph.service import MemoryService
 from graph.timeutil import utcnow
 from tests.integration.test_extraction_pipeline import T0, fact, settings
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _queue_store(store: Store, tenant: str) -> Iterator[None]:
-    """Only stores with the queue mixin; their review lists are purged after the test
-    (the store fixture purges the tenant's graph)."""
-    assert isinstance(store, QueueStore), f"{type(store).__name__} lacks the queue"
-    yield
-    queue_of(store).purge_queue_data(tenant_id=tenant)
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with LoopbackLLM() as server:
-        yield server
 
 
 @pytest.fixture

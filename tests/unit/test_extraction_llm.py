@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
 
@@ -52,12 +51,6 @@ def request(content: str = "my passport deadline is 2026-07-15") -> ExtractionRe
         recorded_at=T0,
     )
     return ExtractionRequest(episode=ep, schema=SCHEMA)
-
-
-@pytest.fixture
-def llm() -> Iterator[LoopbackLLM]:
-    with LoopbackLLM() as server:
-        yield server
 
 
 class Sleeps:
