@@ -23,7 +23,6 @@ from extraction.pipeline import register_wakeup, run_claimed, unregister_wakeup
 from extraction.settings import ExtractionSettings
 from graph.errors import SgamError
 from graph.model import EpisodeStatus
-from graph.queue import queue_of
 from graph.service import MemoryService
 from graph.timeutil import utcnow
 
@@ -47,7 +46,7 @@ class Worker:
     ) -> None:
         self.service = service
         self.tenant_id = tenant_id  # serve one tenant only (None: every tenant)
-        self.queue = queue_of(service.store)
+        self.queue = service.store.queue
         self.extractor = extractor
         self.settings = settings
         self.owner = owner or worker_id()

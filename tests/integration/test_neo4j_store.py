@@ -15,9 +15,9 @@ from neo4j.exceptions import ConstraintError, ServiceUnavailable
 from graph.errors import ConflictError, StoreUnavailableError, TransientStoreError
 from graph.ledger import timeline_key
 from graph.model import Cardinality, EpisodeCreate, FactQuery, MemoryDelta
-from graph.neo4j_store import Neo4jStore
 from graph.port import Store
 from graph.service import MemoryService
+from graph.stores.neo4j.store import Neo4jStore
 from graph.timeutil import utcnow
 
 pytestmark = pytest.mark.neo4j

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from graph.errors import TemplateError
-from graph.templates import CYPHER_DIR, load_templates, parse_template, require, template_dir
+from graph.stores.neo4j.templates import (
+    CYPHER_DIR,
+    load_templates,
+    parse_template,
+    require,
+    template_dir,
+)
 
 GOOD = """// name: facts.demo
 // params: tenant_id, subject
@@ -174,7 +180,7 @@ def test_real_templates_never_format_values_into_text() -> None:
 
 
 def test_the_store_finds_every_template_it_runs() -> None:
-    from graph.neo4j_store import TEMPLATES
+    from graph.stores.neo4j.store import TEMPLATES
 
     templates = load_templates()
     require(templates, TEMPLATES)
@@ -196,7 +202,7 @@ def test_an_installed_copy_is_found_through_sgam_cypher_dir(
 def test_the_templates_ship_as_package_data() -> None:
     import tomllib
 
-    from graph.templates import CYPHER_DIR
+    from graph.stores.neo4j.templates import CYPHER_DIR
 
     config = tomllib.loads((CYPHER_DIR.parent / "pyproject.toml").read_text())
     assert "cypher" in config["tool"]["setuptools"]["packages"]
