@@ -161,7 +161,7 @@ def run_worker(
     stop: threading.Event | None = None,
 ) -> int:
     """The ``sgam worker`` process: work until SIGTERM or SIGINT; the exit status."""
-    from extraction import build_extractor
+    from extraction.llm import build_extractor
     from graph.stores import open_store
 
     stop = stop or threading.Event()

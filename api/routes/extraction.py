@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import TENANT_PROBLEMS, problems
+from api.routes.common import TENANT_PROBLEMS, problems
 from extraction import confirm_candidate, decide_merge_candidate, reject_candidate, retry_episode
 from graph.errors import NotFoundError
 from graph.model import Episode, Fact
