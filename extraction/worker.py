@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import uuid
 from datetime import timedelta
@@ -164,6 +165,12 @@ def run_worker(
     from extraction.llm import build_extractor
     from graph.stores import open_store
 
+    try:
+        store = open_store(store_url)
+    except SgamError as e:
+        # One line, not a traceback: a wrong URL or database is a setting to fix.
+        print(f"sgam worker: cannot open the store: {e}", file=sys.stderr)
+        return 2
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
 
@@ -173,7 +180,6 @@ def run_worker(
 
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
-    store = open_store(store_url)
     extractor = build_extractor(settings)
     n = max(1, settings.workers if count is None else count)
     pool = start_workers(MemoryService(store), extractor, settings, count=n)

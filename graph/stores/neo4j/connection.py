@@ -87,27 +87,31 @@ def translated(database: str) -> Iterator[None]:
 class Neo4jConnection:
     """One driver and one database; every query of the store goes through :meth:`run`."""
 
-    def __init__(self, driver: Driver, *, database: str = DEFAULT_DATABASE) -> None:
+    def __init__(
+        self, driver: Driver, *, database: str = DEFAULT_DATABASE, user: str | None = None
+    ) -> None:
         self.driver = driver
         self.database = database
+        self.user = user  # who the driver authenticates as; None: no authentication
         self._templates: dict[str, Template] | None = None
 
     @classmethod
     def from_url(cls, url: str) -> Neo4jConnection:
         """Connect with :func:`auth_from_env` to SGAM_NEO4J_DATABASE (default ``neo4j``)."""
         database = database_from_env()
+        auth = auth_from_env()
         with translated(database):
             # No server notifications: the templates read properties that are absent while
             # null (e.g. summary), which would log a warning on every call.
             driver = GraphDatabase.driver(
                 url,
-                auth=auth_from_env(),
+                auth=auth,
                 notifications_min_severity="OFF",
                 # Managed calls retry transient errors and lost connections this long; the
                 # default 30 s would hold an API request that long before it answers 503.
                 max_transaction_retry_time=MANAGED_RETRY_SECONDS,
             )
-        return cls(driver, database=database)
+        return cls(driver, database=database, user=auth[0] if auth else None)
 
     def translated(self) -> AbstractContextManager[None]:
         return translated(self.database)
