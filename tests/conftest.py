@@ -55,7 +55,7 @@ def neo4j_uri() -> Iterator[str]:
     if _docker_answers():
         from testcontainers.neo4j import Neo4jContainer
 
-        with Neo4jContainer("neo4j:5.26-community").with_env("NEO4J_AUTH", "none") as c:
+        with Neo4jContainer("neo4j:2026.09.0-community").with_env("NEO4J_AUTH", "none") as c:
             yield c.get_connection_url()
         return
     launcher = ROOT / "tools" / "neo4j" / "neo4j.sh"
