@@ -39,7 +39,7 @@ neo4j-down:
 	@bash tools/neo4j/neo4j.sh down
 
 replay: $(STAMP)
-	$(BIN)/sgam replay ../shared/scenarios/mira.json --store sqlite:///.sgam/replay.db
+	$(BIN)/sgam replay examples/scenarios/mira.json --store sqlite:///.sgam/replay.db
 
 bench: $(STAMP)
 	@echo "see bench/README.md for each benchmark's command"

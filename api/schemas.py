@@ -1,4 +1,4 @@
-"""Public request and response models of REST API v1 (``../shared/design/API.md``).
+"""Public request and response models of REST API v1 (``docs/api.md``).
 
 The domain models of :mod:`graph.model` are reused wherever they already have the public
 shape (``Fact``, ``Entity``, ``MemoryDelta``, ``EpisodeCreate``, ``Neighborhood``,

@@ -26,7 +26,7 @@ from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SCENARIOS = ROOT / "examples" / "scenarios"
 
 
 def _docker_answers() -> bool:

@@ -27,9 +27,9 @@ from graph.retrieval import (
 )
 from graph.service import MemoryService
 from graph.timeutil import utcnow
-from tests.conftest import SHARED
+from tests.conftest import SCENARIOS
 
-MIRA = SHARED / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 OLD_VALUES = ("2026-07-15", "2026-08-01")
 QUESTION = "When is Mira's passport deadline?"
 
