@@ -1,7 +1,8 @@
 """Browser fixtures: a real server on loopback and Debian's Chromium, driven headless.
 
 Without Chromium and its driver the tests skip and say how to install them; with
-``SGAM_REQUIRE_BROWSER=1`` (CI) a missing browser fails the run instead. The browser is
+``SGAM_REQUIRE_BROWSER=1`` (CI) a missing browser fails the run instead. Other binaries:
+``SGAM_CHROMIUM`` and ``SGAM_CHROMEDRIVER``. The browser is
 started with name resolution off for everything but loopback, so a page that reached
 for a CDN would visibly break: every page must work from the server alone.
 """
@@ -56,13 +57,27 @@ def _find(names: tuple[str, ...], fixed: str) -> str | None:
 
 
 def browser_paths() -> tuple[str, str] | str:
-    """(chromium, chromedriver), or why they cannot be used."""
+    """(chromium, chromedriver), or why they cannot be used.
+
+    ``SGAM_CHROMIUM`` and ``SGAM_CHROMEDRIVER`` name other binaries (e.g. on a laptop
+    whose Chromium lives elsewhere); a named binary that is not there counts as missing.
+    """
     try:
         import selenium  # noqa: F401
     except ImportError:
         return "the selenium package is missing (pip install selenium, or the dev extra)"
-    chromium = _find(("chromium", "chromium-browser"), "/usr/bin/chromium")
-    driver = _find(("chromedriver",), "/usr/bin/chromedriver")
+    named_chromium = os.environ.get("SGAM_CHROMIUM")
+    named_driver = os.environ.get("SGAM_CHROMEDRIVER")
+    chromium = (
+        (named_chromium if os.access(named_chromium, os.X_OK) else None)
+        if named_chromium
+        else _find(("chromium", "chromium-browser"), "/usr/bin/chromium")
+    )
+    driver = (
+        (named_driver if os.access(named_driver, os.X_OK) else None)
+        if named_driver
+        else _find(("chromedriver",), "/usr/bin/chromedriver")
+    )
     if chromium is None or driver is None:
         missing = [n for n, p in (("chromium", chromium), ("chromedriver", driver)) if p is None]
         return f"{' and '.join(missing)} not found; {INSTALL_HINT}"

@@ -86,17 +86,21 @@ def url_params(driver: WebDriver) -> dict[str, str]:
     return dict(parse_qsl(urlsplit(driver.current_url).query))
 
 
-def screenshot(driver: WebDriver, path: Path) -> None:
-    """The whole page, not just the window (Chromium's DevTools protocol)."""
+def screenshot(driver: WebDriver, path: Path, element_id: str | None = None) -> None:
+    """The whole page (or one element of it), not just what the window shows."""
     import base64
 
-    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    if element_id is None:
+        size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+        clip = {"x": 0, "y": 0, "width": size["width"], "height": size["height"]}
+    else:
+        clip = driver.execute_script(
+            "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+            "return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height};",
+            element_id,
+        )
     shot = driver.execute_cdp_cmd(
         "Page.captureScreenshot",
-        {
-            "format": "png",
-            "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
-        },
+        {"format": "png", "captureBeyondViewport": True, "clip": {**clip, "scale": 1}},
     )
     path.write_bytes(base64.b64decode(shot["data"]))

@@ -197,6 +197,9 @@ def test_known_at_replays_what_was_believed(open_server: str, browser: WebDriver
     assert url_params(browser) == {"known_at": e1_recorded}
     assert browser.find_element("id", "known-at-text").get_attribute("value") == e1_recorded
     assert "as sgam knew it at" in text(browser, "time-summary")
+    what = text(browser, "known-at-what")
+    assert what.startswith("3 belief changes recorded about this entity")
+    assert what.endswith("recorded passport_deadline = 2026-07-15 (e1).")
 
     _key(browser, "known-at-range", Keys.ARROW_RIGHT)  # e2 recorded: e1 cut at 06-03
     two = wait_for(browser, lambda d: bars(d) if len(bars(d)) == 2 else None)
@@ -276,8 +279,7 @@ def test_neighbourhood_at_as_of_and_opening_a_node(
     wait_for(browser, lambda d: graph_nodes(d) == ["acct-1", "acct-2", "cust-7"])
     browser.find_element("css selector", "#nb-form input[value='2']").click()
     wait_for(browser, lambda d: graph_nodes(d) == ["acct-1", "acct-2", "cust-7", "pol-9"])
-    browser.execute_script("document.getElementById('neighbourhood').scrollIntoView();")
-    browser.find_element("id", "neighbourhood").screenshot(str(screens / "neighbourhood.png"))
+    screenshot(browser, screens / "neighbourhood.png", "neighbourhood")
 
     # Now (no as_of): acct-2 is retracted, so it is neither drawn as current nor a neighbour.
     browser.find_element("id", "as-of-now").click()

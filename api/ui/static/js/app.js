@@ -204,6 +204,10 @@ function syncKnownAtSlider() {
   }
   slider.value = String(i);
   slider.setAttribute("aria-valuetext", knownAtText(i, moments));
+  const changes = `${moments.length} belief change${moments.length === 1 ? "" : "s"} recorded about this entity`;
+  $("known-at-what").textContent = state.knownAt
+    ? `${changes}; the last one by this known at: ${knownAtText(i, moments)}.`
+    : `${changes}; move the known-at slider to replay them.`;
 }
 
 function knownAtText(i, moments) {
@@ -325,7 +329,7 @@ async function showVersion(v, status, pin) {
       ["how it ends", fateOf(v)],
       ["valid from", humanInstant(v.from)],
       ["valid to", v.to === null ? "open" : humanInstant(v.to)],
-      ["recorded at", humanInstant(v.rec)],
+      ["this version recorded", humanInstant(v.rec)],
       ["fact", v.fact_id],
       ["confidence", String(v.confidence)],
     ]),
@@ -334,6 +338,7 @@ async function showVersion(v, status, pin) {
   if (!ids.length) body.append(h("p", { class: "hint" }, "No source episode."));
   const holder = h("div");
   body.append(holder);
+  if (pin) $("details").scrollIntoView({ block: "nearest" }); // below the chart on narrow screens
   if (token === detailToken) await renderEpisodes(holder, ids);
 }
 
