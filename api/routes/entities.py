@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Query
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import AsOf, KnownAt, tenant_router
+from api.routes.common import AsOf, KnownAt, tenant_router
 from api.schemas import EntityPredicates, EntityPublic
 from graph.model import PREDICATE_RE, Direction, Neighborhood
 from graph.service import MAX_DEPTH, MAX_LIMIT
