@@ -11,12 +11,13 @@ scenario written against :class:`~api.client.SyncClient` means the same in-proce
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_origin, get_type_hints
 from urllib.parse import unquote
 
 import pydantic
-from fastapi import Response
+from fastapi import Response, params
 
 from api.auth import OPEN, KeyRing, authorize
 from api.client import Call, SgamAPIError, SyncClient, api_error
@@ -44,9 +45,9 @@ def problem_of(error: SgamError, *, instance: str) -> SgamAPIError:
     return api_error(problem, retry_after=int(retry) if retry else None)
 
 
-def invalid_body(error: pydantic.ValidationError, *, instance: str) -> SgamAPIError:
-    """The 422 the API answers for a body its model refuses, item by item."""
-    items = validation_items([{**e, "loc": ("body", *e["loc"])} for e in error.errors()])
+def invalid_input(error: pydantic.ValidationError, *, location: str, instance: str) -> SgamAPIError:
+    """The 422 the API answers for a body or query its models refuse, item by item."""
+    items = validation_items([{**e, "loc": (location, *e["loc"])} for e in error.errors()])
     detail = "; ".join(_describe(i) for i in items)  # the server's own wording
     slug, title = HTTP_PROBLEMS[422]
     problem = Problem.model_validate(
@@ -90,8 +91,9 @@ class LocalClient(SyncClient):
     def open(cls, store_url: str | None = None, *, settings: Settings | None = None) -> LocalClient:
         """Open the store at ``store_url`` (default SGAM_STORE_URL, else the embedded file);
         closing the client closes it. Raises the store's error when it cannot be opened."""
-        store = open_store(store_url)
+        store = open_store(store_url, init=False)
         try:
+            store.init()  # connects: a store that cannot be reached is closed again here
             return cls(store, settings=settings, owns_store=True)
         except BaseException:
             store.close()
@@ -121,7 +123,7 @@ class LocalClient(SyncClient):
         try:
             return model.model_validate(call.json if call.json is not None else {})
         except pydantic.ValidationError as e:
-            raise invalid_body(e, instance=unquote(call.path)) from None
+            raise invalid_input(e, location="body", instance=unquote(call.path)) from None
 
 
 def _create_episode(c: LocalClient, call: Call[Any], a: Args) -> Any:
@@ -170,9 +172,35 @@ def _reject(c: LocalClient, call: Call[Any], a: Args) -> Any:
     return extraction.reject(a["tenant"], a["candidate_id"], c.ctx.service, body)
 
 
+def _parameters(route: Callable[..., Any]) -> type[pydantic.BaseModel]:
+    """The route's path and query parameters as a model, with the constraints FastAPI
+    checks (``Query(ge=1, le=...)`` is a pydantic field); dependencies left out."""
+    hints = get_type_hints(route, include_extras=True)
+    fields: dict[str, Any] = {}
+    for p in inspect.signature(route).parameters.values():
+        hint = hints[p.name]
+        if get_origin(hint) is Annotated and any(
+            isinstance(m, params.Depends) for m in hint.__metadata__
+        ):
+            continue
+        fields[p.name] = (hint, ... if p.default is inspect.Parameter.empty else p.default)
+    return pydantic.create_model(f"{route.__name__}_parameters", **fields)
+
+
 def _with_service(route: Callable[..., Any]) -> Callable[[LocalClient, Call[Any], Args], Any]:
-    """A route whose arguments are the operation's (path and query) plus the service."""
-    return lambda c, call, a: route(service=c.ctx.service, **a)
+    """A route whose arguments are the operation's (path and query) plus the service; the
+    arguments are checked first, as FastAPI checks the query (422 naming the parameter)."""
+    model = _parameters(route)
+
+    def handle(c: LocalClient, call: Call[Any], a: Args) -> Any:
+        tenant = a.pop("tenant")
+        try:
+            checked = model.model_validate(a)
+        except pydantic.ValidationError as e:
+            raise invalid_input(e, location="query", instance=unquote(call.path)) from None
+        return route(tenant=tenant, service=c.ctx.service, **dict(checked))
+
+    return handle
 
 
 def _metrics(c: LocalClient, call: Call[Any], a: Args) -> Any:

@@ -9,30 +9,23 @@ from typing import Any, Self, TypeVar, Unpack
 
 import httpx
 
-from api.client.calls import DEFAULT_TIMEOUT, Call, FactFilters, client_options
+from api.client.calls import Call, FactFilters, HttpShell
 from api.client.operations import AsyncSender, Operations
 from graph.model import Fact
 
 T = TypeVar("T")
 
 
-class AsyncSgamClient(Operations, AsyncSender):
+class AsyncSgamClient(
+    Operations, AsyncSender, HttpShell[httpx.AsyncBaseTransport, httpx.AsyncClient]
+):
     """Async client of REST API v1; every operation of :class:`SgamClient`, awaitable.
 
     async with AsyncSgamClient("http://127.0.0.1:8080", api_key="k1") as sgam:
         ctx = await sgam.context("acme", "When is Mira's passport deadline?")
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        *,
-        transport: httpx.AsyncBaseTransport | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-    ) -> None:
-        options = client_options(base_url, api_key, timeout)
-        self._http = httpx.AsyncClient(transport=transport, **options)
+    _http_factory = httpx.AsyncClient
 
     async def _send(self, call: Call[T]) -> T:
         response = await self._http.request(

@@ -57,14 +57,31 @@ Body = BaseModel | Mapping[str, Any]
 Params = tuple[tuple[str, str], ...]
 
 
-def client_options(
-    base_url: str, api_key: str | None, timeout: float | httpx.Timeout
-) -> dict[str, Any]:
-    """What both clients' httpx clients are built with: the base URL, headers, timeout."""
-    headers = {"Accept": "application/json, application/problem+json"}
-    if api_key is not None:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return {"base_url": base_url.rstrip("/"), "headers": headers, "timeout": timeout}
+TransportT = TypeVar("TransportT")
+HttpT = TypeVar("HttpT")
+
+
+class HttpShell(Generic[TransportT, HttpT]):
+    """How both HTTP clients are built: base URL, API key, timeout, and an optional httpx
+    transport (tests call an app in-process through one). Each client names its httpx
+    client class in ``_http_factory``."""
+
+    _http_factory: Callable[..., HttpT]
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        transport: TransportT | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+    ) -> None:
+        headers = {"Accept": "application/json, application/problem+json"}
+        if api_key is not None:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._http = self._http_factory(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport
+        )
 
 
 class FactFilters(TypedDict, total=False):
@@ -123,6 +140,14 @@ def _body(value: Body) -> Any:
     return dict(value)
 
 
+def _instant(value: datetime) -> str:
+    """RFC 3339 in UTC; a naive datetime goes as it is, for the service to refuse (it never
+    guesses an offset, and neither does the client)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        return value.isoformat()
+    return format_instant(value)
+
+
 def _json(**values: Any) -> dict[str, Any]:
     """A JSON body of the given members; None members are left out (server defaults)."""
     out: dict[str, Any] = {}
@@ -130,7 +155,7 @@ def _json(**values: Any) -> dict[str, Any]:
         if v is None:
             continue
         if isinstance(v, datetime):
-            v = format_instant(v)
+            v = _instant(v)
         elif isinstance(v, BaseModel):
             v = v.model_dump(mode="json", exclude_none=True)
         out[name] = v
@@ -143,7 +168,7 @@ def _params(**values: str | int | datetime | Sequence[str] | None) -> Params:
         if v is None:
             continue
         if isinstance(v, datetime):
-            out.append((name, format_instant(v)))
+            out.append((name, _instant(v)))
         elif isinstance(v, str | int):
             out.append((name, str(v)))
         else:

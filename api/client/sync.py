@@ -9,7 +9,7 @@ from typing import Any, Self, TypeVar, Unpack
 
 import httpx
 
-from api.client.calls import DEFAULT_TIMEOUT, Call, FactFilters, client_options
+from api.client.calls import Call, FactFilters, HttpShell
 from api.client.operations import Operations, SyncSender
 from graph.model import Fact
 
@@ -44,22 +44,14 @@ class SyncClient(Operations, SyncSender):
         self.close()
 
 
-class SgamClient(SyncClient):
+class SgamClient(SyncClient, HttpShell[httpx.BaseTransport, httpx.Client]):
     """Blocking client of REST API v1. ``transport`` lets tests call an app in-process.
 
     with SgamClient("http://127.0.0.1:8080", api_key="k1") as sgam:
         page = sgam.facts("acme", subject="mira", predicate="passport_deadline")
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-    ) -> None:
-        self._http = httpx.Client(transport=transport, **client_options(base_url, api_key, timeout))
+    _http_factory = httpx.Client
 
     def _send(self, call: Call[T]) -> T:
         response = self._http.request(call.method, call.path, params=call.params, json=call.json)
