@@ -205,7 +205,7 @@ def report(failure: Failure) -> int:
     return int(failure.status)
 
 
-Command = TypeVar("Command", bound=Callable[..., BaseModel])
+Command = TypeVar("Command", bound=Callable[..., BaseModel | int])
 
 _WHERE = [
     inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context),
@@ -213,37 +213,47 @@ _WHERE = [
     inspect.Parameter("api", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ApiOpt),
     inspect.Parameter("key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=KeyOpt),
     inspect.Parameter("tenant", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=TenantOpt),
-    inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt),
 ]
+_JSON = inspect.Parameter(
+    "as_json", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOpt
+)
 
 
 def memory_command(
-    parent: typer.Typer, name: str, *, creates: bool = False
+    parent: typer.Typer, name: str, *, creates: bool = False, epilog: str = EXIT_STATUS
 ) -> Callable[[Command], Command]:
-    """Register ``fn(target, **options) -> answer`` as the command ``name`` of ``parent``,
-    with the options of :data:`_WHERE` added. ``creates``: the command may create a new
-    SQLite store (it writes); the others refuse a store file that does not exist."""
+    """Register ``fn(target, **options)`` as the command ``name`` of ``parent``, with the
+    options of :data:`_WHERE` added.
+
+    ``fn`` returns the API's answer, which is printed (``--json`` is added for it), or
+    prints what it has to say itself and returns an exit status (a command that streams,
+    such as an import with a progress bar). ``creates``: the command may create a new
+    SQLite store (it writes); the others refuse a store file that does not exist.
+    """
 
     def register(fn: Command) -> Command:
-        own = list(inspect.signature(fn, eval_str=True).parameters.values())[1:]
-        params = [*own, *_WHERE]
+        signature = inspect.signature(fn, eval_str=True)
+        answers = signature.return_annotation is not int
+        own = list(signature.parameters.values())[1:]
+        params = [*own, *_WHERE, *([_JSON] if answers else [])]
 
         def command(**options: Any) -> int:
             where = {p.name: options.pop(p.name) for p in _WHERE}
-            return run(fn, options, creates=creates, **where)
+            as_json = bool(options.pop(_JSON.name, False))
+            return run(fn, options, creates=creates, as_json=as_json, **where)
 
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
         command.__name__ = fn.__name__
         command.__doc__ = fn.__doc__
-        parent.command(name, epilog=EXIT_STATUS)(command)
+        parent.command(name, epilog=epilog)(command)
         return fn
 
     return register
 
 
 def run(
-    fn: Callable[..., BaseModel],
+    fn: Callable[..., BaseModel | int],
     options: dict[str, Any],
     *,
     ctx: typer.Context,
@@ -264,6 +274,8 @@ def run(
             answer = fn(Target(client, tenant), **options)
     except Failure as f:
         return report(f)
+    if isinstance(answer, int):  # the command printed its own output
+        return answer
     if as_json:
         print(json_document(answer))
     else:
