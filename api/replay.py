@@ -1,7 +1,13 @@
-"""Replay scenarios (examples/scenarios/README.md) in-process or against a running server.
+"""Replay a scenario file against any :class:`~api.client.SyncClient`: in-process
+(:class:`~api.local.LocalClient`, ``--store URL``) or over HTTP (:class:`~api.client.SgamClient`,
+``--api URL``). The format is described in examples/scenarios/README.md.
 
-Both backends speak the REST shapes (JSON in, status + JSON out), so one runner checks
-both, and an in-process replay means exactly what the same replay over HTTP means.
+A scenario is a JSON object: a ``tenant`` and a list of ``steps``, each one of ``episode``,
+``facts``, ``retract``, ``delete_episode`` (writes) or ``expect``, ``expect_history``,
+``expect_neighbors`` (reads checked against what the step expects). The runner speaks the
+REST shapes (JSON in, status + JSON out) through one client interface, so an in-process
+replay means exactly what the same replay over HTTP means, and a step may post an invalid
+write on purpose to check the 422.
 Exit codes: 0 every expectation held, 1 one failed, 2 the file is malformed.
 """
 
@@ -14,13 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-import pydantic
+from pydantic import BaseModel
 
-from api.client import SgamClient
+from api.client import SgamAPIError, SyncClient
 from api.problems import problem_for
 from graph.errors import SgamError
-from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta, valid_tenant
-from graph.service import MemoryService
+from graph.model import ConflictPolicy, valid_tenant
+from graph.service import MAX_LIMIT
 from graph.timeutil import EPSILON, format_instant, parse_instant, utcnow
 
 Response = tuple[int, Any]
@@ -39,139 +45,84 @@ class MalformedScenario(Exception):
     pass
 
 
-# -- in-process backend ------------------------------------------------------------------
+# -- the runner's calls, through a client --------------------------------------------------
 
 
-class ServiceBackend:
-    """Calls the service directly and answers as the API would."""
+class ClientBackend:
+    """The runner's calls through a client, answered as status and JSON body. Bodies go as
+    the scenario has them: the client sends mappings unchecked, the service validates."""
 
-    def __init__(self, service: MemoryService) -> None:
-        self.s = service
+    def __init__(self, client: SyncClient) -> None:
+        self.client = client
 
-    def _call(self, ok: int, fn: Callable[[], Any]) -> Response:
+    def _call(self, ok: int, fn: Callable[[], BaseModel]) -> Response:
         try:
-            return ok, fn()
-        except pydantic.ValidationError as e:
-            return 422, {"detail": str(e)}
-        except SgamError as e:
+            answer = fn()
+        except SgamAPIError as e:
+            return e.status, e.problem.model_dump(mode="json", exclude_none=True)
+        except SgamError as e:  # a timestamp in the scenario that is not one
             status, _, title = problem_for(e)
             return status, {"title": title, "detail": str(e)}
+        return ok, answer.model_dump(mode="json")
 
     def post_episode(self, tenant: str, body: dict[str, Any]) -> Response:
-        def run() -> Any:
-            ep, _created = self.s.add_episode(
-                tenant_id=tenant, body=EpisodeCreate.model_validate(body)
-            )
-            return ep.model_dump(mode="json")
-
-        return self._call(201, run)
+        status, answer = self._call(201, lambda: self.client.create_episode(tenant, body))
+        if status == 201 and answer.get("created") is False:
+            status = 200  # the same episode again: the API answers 200
+        return status, answer
 
     def post_facts(self, tenant: str, body: dict[str, Any]) -> Response:
-        def run() -> Any:
-            deltas = [MemoryDelta.model_validate(f) for f in body.get("facts", [])]
-            policy = ConflictPolicy(body.get("conflict_policy", "reject"))
-            result = self.s.write_facts(tenant_id=tenant, deltas=deltas, policy=policy)
-            return result.model_dump(mode="json")
-
-        return self._call(201, run)
+        policy = ConflictPolicy(body.get("conflict_policy", "reject"))
+        return self._call(
+            201, lambda: self.client.write_facts(tenant, body["facts"], conflict_policy=policy)
+        )
 
     def retract(self, tenant: str, fact_id: str, body: dict[str, Any]) -> Response:
-        def run() -> Any:
+        def run() -> BaseModel:
             end = body.get("valid_to")
             at = parse_instant(end, field="valid_to") if end else None
-            return self.s.retract(tenant_id=tenant, fact_id=fact_id, valid_to=at).model_dump(
-                mode="json"
-            )
+            return self.client.retract_fact(tenant, fact_id, valid_to=at)
 
         return self._call(200, run)
 
     def delete_episode(self, tenant: str, episode_id: str) -> Response:
-        return self._call(
-            200,
-            lambda: self.s.delete_episode(tenant_id=tenant, episode_id=episode_id).model_dump(
-                mode="json"
-            ),
-        )
+        return self._call(200, lambda: self.client.delete_episode(tenant, episode_id))
 
     def get(self, tenant: str, path: str, params: dict[str, str]) -> Response:
         def t(name: str) -> datetime | None:
             v = params.get(name)
             return parse_instant(v, field=name) if v else None
 
-        def run() -> Any:
+        def run() -> BaseModel:
             if path == "/facts":
-                facts = self.s.facts(
-                    tenant_id=tenant,
+                return self.client.facts(
+                    tenant,
                     subject=params.get("subject"),
                     predicate=params.get("predicate"),
                     object=params.get("object"),
                     as_of=t("as_of"),
                     known_at=t("known_at"),
-                    limit=int(params.get("limit", "1000")),
+                    limit=MAX_LIMIT,
                 )
-                return {"facts": [f.model_dump(mode="json") for f in facts]}
             if path == "/facts/history":
-                facts = self.s.history(
-                    tenant_id=tenant,
+                return self.client.history(
+                    tenant,
                     subject=params["subject"],
                     predicate=params["predicate"],
                     object=params.get("object"),
                     known_at=t("known_at"),
                 )
-                return {"facts": [f.model_dump(mode="json") for f in facts]}
             if path.startswith("/entities/") and path.endswith("/neighbors"):
-                entity = path[len("/entities/") : -len("/neighbors")]
-                hood = self.s.neighbors(
-                    tenant_id=tenant,
-                    entity_id=entity,
+                return self.client.neighbors(
+                    tenant,
+                    path[len("/entities/") : -len("/neighbors")],
                     depth=int(params.get("depth", "1")),
                     as_of=t("as_of"),
                     known_at=t("known_at"),
                 )
-                return hood.model_dump(mode="json")
             raise MalformedScenario(f"no such read: {path}")
 
         return self._call(200, run)
-
-
-# -- HTTP backend ------------------------------------------------------------------------
-
-
-class HttpBackend:
-    """The same calls through the REST client, bodies sent exactly as the scenario has them
-    (a step may post an invalid write on purpose to check the 422)."""
-
-    def __init__(self, base_url: str, api_key: str | None = None) -> None:
-        self.client = SgamClient(base_url.rstrip("/"), api_key)
-
-    def _send(self, method: str, path: str, **kw: Any) -> Response:
-        r = self.client.raw(method, path, **kw)
-        try:
-            body = r.json()
-        except ValueError:
-            body = r.text
-        return r.status_code, body
-
-    def _p(self, tenant: str, path: str) -> str:
-        return f"/v1/tenants/{tenant}{path}"
-
-    def close(self) -> None:
-        self.client.close()
-
-    def post_episode(self, tenant: str, body: dict[str, Any]) -> Response:
-        return self._send("POST", self._p(tenant, "/episodes"), json=body)
-
-    def post_facts(self, tenant: str, body: dict[str, Any]) -> Response:
-        return self._send("POST", self._p(tenant, "/facts"), json=body)
-
-    def retract(self, tenant: str, fact_id: str, body: dict[str, Any]) -> Response:
-        return self._send("POST", self._p(tenant, f"/facts/{fact_id}/retract"), json=body)
-
-    def delete_episode(self, tenant: str, episode_id: str) -> Response:
-        return self._send("DELETE", self._p(tenant, f"/episodes/{episode_id}"))
-
-    def get(self, tenant: str, path: str, params: dict[str, str]) -> Response:
-        return self._send("GET", self._p(tenant, path), params=params)
 
 
 # -- the runner --------------------------------------------------------------------------

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from api.cli import main
+from tests.conftest import SCENARIOS
 
-MIRA = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 
 
 def test_mira_passes_and_prints_the_three_answers(
