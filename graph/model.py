@@ -67,7 +67,9 @@ def _in_range(value: datetime) -> datetime:
     problem = instant_problem(value)
     if problem is not None:
         raise ValueError(problem)
-    return value
+    # UTC from here on: a write answers in the form a read does (RFC 3339 with "Z"),
+    # whatever offset the client sent.
+    return value.astimezone(UTC)
 
 
 Instant = Annotated[AwareDatetime, AfterValidator(_in_range)]
