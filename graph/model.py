@@ -51,6 +51,9 @@ LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 # A literal value is part of index keys as escaped JSON (Neo4j range indexes hold at most
 # ~8 KB per key, with the tenant and subject beside it); longer text belongs in an episode.
 MAX_VALUE_JSON = 2048
+# Free-form JSON (episode content and metadata, event mappings) nests at most this deep:
+# serializers and parsers recurse, and no honest document needs more.
+MAX_JSON_DEPTH = 32
 
 
 def instant_problem(value: datetime) -> str | None:
@@ -73,6 +76,42 @@ def _in_range(value: datetime) -> datetime:
 
 
 Instant = Annotated[AwareDatetime, AfterValidator(_in_range)]
+
+
+def nests_deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` holds containers (objects, arrays) more than ``limit`` deep.
+
+    ``{}`` is one level, ``{"a": []}`` two. Iterative, so no depth can overflow the
+    stack, and it stops at the first container past the limit.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
+
+
+def too_deep(limit: int = MAX_JSON_DEPTH) -> str:
+    return f"nests deeper than {limit} levels of objects and arrays (the limit is {limit})"
+
+
+def depth_problem(value: object, limit: int = MAX_JSON_DEPTH) -> str | None:
+    return too_deep(limit) if nests_deeper_than(value, limit) else None
+
+
+def _shallow(value: Any) -> Any:
+    problem = depth_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 def valid_tenant(tenant_id: str) -> bool:
@@ -229,6 +268,11 @@ class EpisodeCreate(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     extract: ExtractMode | None = None
     facts: list[MemoryDelta] | None = None  # deltas the client extracted itself
+
+    @field_validator("content", "metadata", mode="before")
+    @classmethod
+    def _not_too_deep(cls, v: Any) -> Any:
+        return _shallow(v)  # before pydantic walks the value
 
 
 class Episode(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graph.errors import ItemError
 from graph.model import (
@@ -26,6 +26,7 @@ from graph.model import (
     Scalar,
     TypeName,
     ValueType,
+    depth_problem,
 )
 from graph.timeutil import format_instant
 
@@ -89,6 +90,16 @@ class MemorySchema(BaseModel):
     predicates: list[PredicateSpec] = Field(default_factory=list)
     # Deterministic mapping of JSON events to facts (extraction); shape checked there.
     event_mappings: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("event_mappings", mode="before")
+    @classmethod
+    def _mappings_not_too_deep(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            for i, m in enumerate(v):
+                problem = depth_problem(m)
+                if problem is not None:
+                    raise ValueError(f"event mapping {i} {problem}")
+        return v
 
     @model_validator(mode="after")
     def _unique_names(self) -> MemorySchema:

@@ -253,6 +253,62 @@ def test_json_the_stores_cannot_hold_is_400(client: TestClient, tenant: str, raw
     assert ok.json()["facts"][0]["value"] == "\U0001f600 1.5e300"
 
 
+def _nested(depth: int) -> dict[str, Any]:
+    """An object ``depth`` levels deep: {"k": {"k": ... {} ...}}."""
+    value: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        value = {"k": value}
+    return value
+
+
+def _nested_text(depth: int) -> bytes:
+    return b'{"k": ' * (depth - 1) + b"{}" + b"}" * (depth - 1)
+
+
+@pytest.mark.parametrize("depth", [33, 300, 5000])
+@pytest.mark.parametrize("field", ["metadata", "content"])
+def test_json_nested_beyond_the_limit_is_422_and_stores_nothing(
+    client: TestClient, tenant: str, field: str, depth: int
+) -> None:
+    """Review H3: metadata nested 260-950 deep was stored and then broke every read of
+    it (500); deeper still was a RecursionError. The limit is 32 levels, checked
+    without recursion, before anything is stored."""
+    base = _base(tenant)
+    head = b'{"episode_id": "e1", "kind": "event", "occurred_at": "2026-06-01T09:00:00Z", '
+    other = b'"content": "x"' if field == "metadata" else b'"metadata": {}'
+    raw = head + other + b', "%s": ' % field.encode() + _nested_text(depth) + b"}"
+    r = client.post(f"{base}/episodes", content=raw, headers={"content-type": "application/json"})
+    body = problem(r, 422)
+    (item,) = body["errors"]
+    assert item["field"] == field
+    assert "32" in item["reason"]
+    assert "32" in body["detail"]
+    problem(client.get(f"{base}/episodes/e1"), 404)
+
+
+def test_json_nested_to_the_limit_is_stored_and_read_back(client: TestClient, tenant: str) -> None:
+    base = _base(tenant)
+    deepest = _nested(32)
+    ep = episode("e1", kind="event", content=deepest, metadata=deepest)
+    r = client.post(f"{base}/episodes", json=ep)
+    assert r.status_code == 201, r.text
+    got = client.get(f"{base}/episodes/e1")
+    assert got.status_code == 200, got.text
+    assert got.json()["metadata"] == deepest
+    assert got.json()["content"] == deepest
+    s = client.post(f"{base}/search", json={"query": "content", "scopes": ["episodes"]})
+    assert s.status_code == 200, s.text
+
+
+def test_deep_event_mapping_in_a_schema_is_422(client: TestClient, tenant: str) -> None:
+    base = _base(tenant)
+    schema = {"event_mappings": [_nested(40)]}
+    body = problem(client.put(f"{base}/schema", json=schema), 422)
+    assert body["errors"][0]["field"].startswith("event_mappings")
+    assert "32" in body["errors"][0]["reason"]
+    assert client.get(f"{base}/schema").json()["version"] == 0
+
+
 def test_malformed_and_mistyped_bodies(client: TestClient, tenant: str) -> None:
     base = _base(tenant)
     bad_json = client.post(

@@ -1,0 +1,60 @@
+"""Input limits on pure data: JSON nesting, numbers, ids, schema size, key parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from api.limits import MAX_BODY_DEPTH, body_nesting_error
+from api.limits import nests_deeper_than as text_nests_deeper_than
+from graph.model import MAX_JSON_DEPTH, nests_deeper_than
+
+
+def nested(depth: int, leaf: Any = None) -> Any:
+    value: Any = {} if leaf is None else leaf
+    for i in range(depth - 1):
+        value = {"k": value} if i % 2 else [value]
+    return value
+
+
+# -- JSON nesting ----------------------------------------------------------------------
+def test_nesting_depth_counts_containers() -> None:
+    assert not nests_deeper_than("x", 0)
+    assert not nests_deeper_than({}, 1)
+    assert nests_deeper_than({}, 0)
+    assert not nests_deeper_than(nested(32), 32)
+    assert nests_deeper_than(nested(33), 32)
+    # No recursion: far past the interpreter's recursion limit.
+    assert nests_deeper_than(nested(100_000), 32)
+    assert nests_deeper_than({"a": 1, "b": [1, 2, {"c": [nested(31)]}]}, 32)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}', max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values, limit=st.integers(0, 8))
+def test_text_scan_agrees_with_the_object_walk(value: Any, limit: int) -> None:
+    """Brackets inside strings (escaped quotes included) never count."""
+    text = json.dumps(value).encode()
+    assert text_nests_deeper_than(text, limit) == nests_deeper_than(value, limit)
+
+
+def test_body_nesting_error_names_the_member_and_the_limit() -> None:
+    ok = json.dumps({"metadata": nested(MAX_BODY_DEPTH - 1)}).encode()
+    assert body_nesting_error(ok) is None
+    deep = b'{"a": "{[\\"", "metadata": {}, "content": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    err = body_nesting_error(deep)
+    assert err is not None
+    (item,) = err.errors
+    assert item.field == "content"
+    assert f"the limit is {MAX_JSON_DEPTH}" in item.reason
+    assert body_nesting_error(b"[" * 100_000 + b"]" * 100_000) is not None
+    assert body_nesting_error(b'{"a": [}') is None  # malformed: the parser's 400
