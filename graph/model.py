@@ -51,6 +51,8 @@ LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 # A literal value is part of index keys as escaped JSON (Neo4j range indexes hold at most
 # ~8 KB per key, with the tenant and subject beside it); longer text belongs in an episode.
 MAX_VALUE_JSON = 2048
+# Numbers both stores hold exactly: 64-bit integers and finite doubles.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Free-form JSON (episode content and metadata, event mappings) nests at most this deep:
 # serializers and parsers recurse, and no honest document needs more.
 MAX_JSON_DEPTH = 32
@@ -203,6 +205,8 @@ class MemoryDelta(BaseModel):
     def _storable_value(cls, v: Scalar | None) -> Scalar | None:
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError("a number must be finite (no NaN or Infinity)")
+        if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+            raise ValueError("an integer must fit 64 bits (write larger numbers with an exponent)")
         if isinstance(v, str) and len(json.dumps(v)) > MAX_VALUE_JSON:
             raise ValueError(
                 f"a literal value may take at most {MAX_VALUE_JSON} characters as escaped JSON"

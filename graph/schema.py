@@ -7,6 +7,7 @@ are single-valued, entity-valued ones many-valued. A strict schema refuses the u
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import date, datetime
 from pathlib import Path
@@ -20,6 +21,8 @@ from graph.model import (
     DEFAULT_ENTITY_TYPE,
     DEFAULT_MEMORY_TYPE,
     DEFAULT_RETENTION,
+    INT64_MAX,
+    INT64_MIN,
     Cardinality,
     MemoryDelta,
     Predicate,
@@ -30,6 +33,8 @@ from graph.model import (
 )
 from graph.timeutil import format_instant
 
+_INTEGER_RE = re.compile(r"[+-]?\d+")
+_DECIMAL_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$")
 LITERAL_TYPES = (
@@ -284,11 +289,10 @@ def coerce_value(
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             return raw, target
         if isinstance(raw, str):
-            try:
-                num = float(raw)
-            except ValueError:
-                return ItemError(reason=f"expected a number, got {raw!r}")
-            return (int(num) if num.is_integer() and "." not in raw else num), target
+            num = parse_number(raw)
+            if isinstance(num, str):
+                return ItemError(reason=num)
+            return num, target
         return ItemError(reason=f"expected a number, got {raw!r}")
     if target == ValueType.BOOLEAN:
         if isinstance(raw, bool):
@@ -309,6 +313,26 @@ def coerce_value(
             return format_instant(parsed), target
         return ItemError(reason=f"expected an RFC 3339 timestamp with offset, got {raw!r}")
     return ItemError(reason=f"cannot hold a literal of type {target}")
+
+
+def parse_number(text: str) -> int | float | str:
+    """A number written as text, as both stores hold it, or the reason it is not one.
+
+    An integer literal is an integer and must fit 64 bits (Neo4j packs no more); one
+    with a fraction or an exponent is a finite double. No NaN, infinities, underscores
+    or spaces: what Python's ``float()`` accepts beyond decimal notation is refused.
+    """
+    if _INTEGER_RE.fullmatch(text):
+        value = int(text)
+        if not INT64_MIN <= value <= INT64_MAX:
+            return f"{text!r} does not fit a 64-bit integer (write it with an exponent)"
+        return value
+    if not _DECIMAL_RE.fullmatch(text):
+        return f"expected a number, got {text!r}"
+    num = float(text)
+    if not math.isfinite(num):
+        return f"{text!r} is out of the range of a double"
+    return num
 
 
 def _is_date(text: str) -> bool:

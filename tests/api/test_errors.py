@@ -253,6 +253,62 @@ def test_json_the_stores_cannot_hold_is_400(client: TestClient, tenant: str, raw
     assert ok.json()["facts"][0]["value"] == "\U0001f600 1.5e300"
 
 
+NUMBER_SCHEMA = {
+    "predicates": [{"name": "amount", "value_type": "number"}],
+}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["1e400", "-1e400", "nan", "NaN", "-inf", "inf", "Infinity", "9223372036854775808", "1_000"],
+)
+def test_numbers_no_store_can_hold_are_422(client: TestClient, tenant: str, raw: str) -> None:
+    """Review M1: these strings for a number predicate were a 500 (SQLite); now a 422
+    naming the item and the field, and nothing written."""
+    base = _base(tenant)
+    assert client.put(f"{base}/schema", json=NUMBER_SCHEMA).status_code == 200
+    client.post(f"{base}/episodes", json=episode("e1"))
+    batch = {"facts": [fact("a", "amount", value=1), fact("b", "amount", value=raw)]}
+    body = problem(client.post(f"{base}/facts", json=batch), 422)
+    assert [(e["index"], e["field"]) for e in body["errors"]] == [(1, "value")]
+    assert _facts(client, tenant, predicate="amount") == []
+
+
+def test_large_numbers_are_held_alike_on_both_stores(client: TestClient, tenant: str) -> None:
+    """Review M1: "1e20" became an integer past 64 bits, which Neo4j cannot pack (500).
+    A number written with a fraction or an exponent is a double; an integer literal is
+    an integer when it fits 64 bits."""
+    base = _base(tenant)
+    assert client.put(f"{base}/schema", json=NUMBER_SCHEMA).status_code == 200
+    client.post(f"{base}/episodes", json=episode("e1"))
+    cases = {
+        "s1": "1e20",
+        "s2": "-1.5e300",
+        "s3": "9223372036854775807",
+        "s4": "-9223372036854775808",
+        "s5": 1e20,
+        "s6": "12",
+        "s7": "2.50",
+    }
+    batch = {"facts": [fact(s, "amount", value=v) for s, v in cases.items()]}
+    w = client.post(f"{base}/facts", json=batch)
+    assert w.status_code == 201, w.text
+    expected = {
+        "s1": 1e20,
+        "s2": -1.5e300,
+        "s3": 2**63 - 1,
+        "s4": -(2**63),
+        "s5": 1e20,
+        "s6": 12,
+        "s7": 2.5,
+    }
+    assert {f["subject"]: f["value"] for f in w.json()["facts"]} == expected
+    read = {f["subject"]: f["value"] for f in _facts(client, tenant, predicate="amount")}
+    assert read == expected
+    assert isinstance(read["s3"], int)
+    assert isinstance(read["s1"], float)
+
+
 def _nested(depth: int) -> dict[str, Any]:
     """An object ``depth`` levels deep: {"k": {"k": ... {} ...}}."""
     value: dict[str, Any] = {}

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError as PydanticValidationError
 
 from api.limits import MAX_BODY_DEPTH, body_nesting_error
 from api.limits import nests_deeper_than as text_nests_deeper_than
-from graph.model import MAX_JSON_DEPTH, nests_deeper_than
+from graph.errors import ItemError
+from graph.model import MAX_JSON_DEPTH, MemoryDelta, ValueType, nests_deeper_than
+from graph.schema import coerce_value, parse_number
 
 
 def nested(depth: int, leaf: Any = None) -> Any:
@@ -58,3 +62,61 @@ def test_body_nesting_error_names_the_member_and_the_limit() -> None:
     assert f"the limit is {MAX_JSON_DEPTH}" in item.reason
     assert body_nesting_error(b"[" * 100_000 + b"]" * 100_000) is not None
     assert body_nesting_error(b'{"a": [}') is None  # malformed: the parser's 400
+
+
+# -- numbers ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("12", 12),
+        ("-0", 0),
+        ("+7", 7),
+        ("9223372036854775807", 2**63 - 1),
+        ("-9223372036854775808", -(2**63)),
+        ("2.50", 2.5),
+        ("1e20", 1e20),
+        ("1E2", 100.0),
+        (".5", 0.5),
+        ("5.", 5.0),
+        ("-1.5e300", -1.5e300),
+    ],
+)
+def test_numbers_written_as_text(text: str, value: float) -> None:
+    got = parse_number(text)
+    assert got == value
+    assert type(got) is type(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e400",
+        "-1e400",
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "Infinity",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "1_000",
+        " 12",
+        "12 ",
+        "0x10",
+        "",
+        "e5",
+        ".",
+        "1e",
+        "1" * 5000 + "x",
+    ],
+)
+def test_text_that_is_no_storable_number(text: str) -> None:
+    assert isinstance(parse_number(text), str)
+    result = coerce_value(text, ValueType.NUMBER)
+    assert isinstance(result, ItemError)
+
+
+def test_integers_past_64_bits_are_refused_in_any_delta() -> None:
+    with pytest.raises(PydanticValidationError, match="64 bits"):
+        MemoryDelta(subject="a", predicate="p", value=2**63)
+    assert MemoryDelta(subject="a", predicate="p", value=-(2**63)).value == -(2**63)
