@@ -62,7 +62,7 @@ from graph.model import (
 )
 from graph.neo4j_queue import Neo4jQueueMixin
 from graph.neo4j_search import Neo4jSearchMixin
-from graph.schema import MemorySchema
+from graph.schema import MemorySchema, schema_from_json
 from graph.templates import Template, load_templates, require
 from graph.temporal import Assertion
 from graph.timeutil import to_db, utcnow
@@ -738,7 +738,7 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
     # -- schemas ---------------------------------------------------------------------------
     def get_schema(self, *, tenant_id: str) -> MemorySchema | None:
         rows = self._run("schemas.get", {"tenant_id": tenant_id})
-        return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
+        return schema_from_json(rows[0]["body_json"]) if rows else None
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
         """Next version number; a concurrent put of the same number loses on the

@@ -6,15 +6,26 @@ are single-valued, entity-valued ones many-valued. A strict schema refuses the u
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
+import threading
+from collections import Counter, OrderedDict
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from graph.errors import ItemError
 from graph.model import (
@@ -46,6 +57,26 @@ LITERAL_TYPES = (
 )
 
 
+# Schema size limits: the schema is consulted on every write and turned into the JSON
+# schema of every extraction call; past these it is a 422 naming the limit.
+MAX_PREDICATES = 1000
+MAX_ENTITY_TYPES = 500
+MAX_EVENT_MAPPINGS = 200
+MAX_SUBJECT_TYPES = 64
+
+
+def _at_most(limit: int, what: str) -> Any:
+    """A before-validator refusing a list longer than ``limit`` before its items are
+    validated, so an oversized schema costs nothing to refuse."""
+
+    def check(v: Any) -> Any:
+        if isinstance(v, list | tuple) and len(v) > limit:
+            raise ValueError(f"at most {limit} {what} (the limit), got {len(v)}")
+        return v
+
+    return BeforeValidator(check)
+
+
 class EntityTypeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: TypeName
@@ -58,7 +89,9 @@ class PredicateSpec(BaseModel):
     name: Predicate
     value_type: ValueType | None = None  # a literal type, or None with object_type set
     object_type: TypeName | None = None  # entity type of the object for relations
-    subject_types: list[TypeName] | None = None
+    subject_types: Annotated[
+        list[TypeName] | None, _at_most(MAX_SUBJECT_TYPES, "subject types")
+    ] = None
     cardinality: Cardinality | None = None
     memory_type: str = DEFAULT_MEMORY_TYPE
     retention: str = DEFAULT_RETENTION
@@ -87,14 +120,26 @@ class PredicateSpec(BaseModel):
 
 
 class MemorySchema(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Frozen: a parsed schema is shared by every reader of its version.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = Field(default=0, ge=0)
     mode: Literal["strict", "permissive"] = "permissive"
-    entity_types: list[EntityTypeSpec] = Field(default_factory=list)
-    predicates: list[PredicateSpec] = Field(default_factory=list)
+    entity_types: Annotated[list[EntityTypeSpec], _at_most(MAX_ENTITY_TYPES, "entity types")] = (
+        Field(default_factory=list)
+    )
+    predicates: Annotated[list[PredicateSpec], _at_most(MAX_PREDICATES, "predicates")] = Field(
+        default_factory=list
+    )
     # Deterministic mapping of JSON events to facts (extraction); shape checked there.
-    event_mappings: list[dict[str, Any]] = Field(default_factory=list)
+    event_mappings: Annotated[
+        list[dict[str, Any]], _at_most(MAX_EVENT_MAPPINGS, "event mappings")
+    ] = Field(default_factory=list)
+    # Lookups by name, built once per schema object (schema_from_json keeps one object per
+    # stored version), each beside the list it was built from: a model_copy that replaces
+    # the list gets new lookups.
+    _by_name: tuple[list[PredicateSpec], dict[str, PredicateSpec]] | None = PrivateAttr(None)
+    _type_names: tuple[list[EntityTypeSpec], frozenset[str]] | None = PrivateAttr(None)
 
     @field_validator("event_mappings", mode="before")
     @classmethod
@@ -108,15 +153,16 @@ class MemorySchema(BaseModel):
 
     @model_validator(mode="after")
     def _unique_names(self) -> MemorySchema:
+        # Linear: one count per name (a list.count per name was quadratic).
         for kind, names in (
             ("entity type", [t.name for t in self.entity_types]),
             ("predicate", [p.name for p in self.predicates]),
         ):
-            dup = {n for n in names if names.count(n) > 1}
+            dup = sorted(n for n, k in Counter(names).items() if k > 1)
             if dup:
-                raise ValueError(f"duplicate {kind} names: {sorted(dup)}")
+                raise ValueError(f"duplicate {kind} names: {dup[:20]}")
         if self.mode == "strict":
-            known = {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+            known = self.entity_type_names()
             for p in self.predicates:
                 for t in [p.object_type, *(p.subject_types or [])]:
                     if t is not None and t not in known:
@@ -128,16 +174,47 @@ class MemorySchema(BaseModel):
         return self.mode == "strict"
 
     def predicate(self, name: str) -> PredicateSpec | None:
-        for p in self.predicates:
-            if p.name == name:
-                return p
-        return None
+        if self._by_name is None or self._by_name[0] is not self.predicates:
+            self._by_name = (self.predicates, {p.name: p for p in self.predicates})
+        return self._by_name[1].get(name)
 
-    def entity_type_names(self) -> set[str]:
-        return {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+    def entity_type_names(self) -> frozenset[str]:
+        if self._type_names is None or self._type_names[0] is not self.entity_types:
+            names = frozenset(t.name for t in self.entity_types) | {DEFAULT_ENTITY_TYPE}
+            self._type_names = (self.entity_types, names)
+        return self._type_names[1]
 
 
 PERMISSIVE = MemorySchema()
+
+_PARSED: OrderedDict[bytes, MemorySchema] = OrderedDict()
+_PARSED_MAX = 64
+_parsed_lock = threading.Lock()
+
+
+def schema_from_json(text: str | bytes) -> MemorySchema:
+    """A stored schema, parsed once per stored version and process.
+
+    Every write consults its tenant's schema; re-validating a large one each time made
+    every write of that tenant slow. A stored version never changes, so its text (which
+    holds the version) keys the parsed schema and its lookups. The schema returned is
+    shared: callers never modify one (``model_copy`` gives a new one).
+    """
+    raw = text.encode() if isinstance(text, str) else text
+    key = hashlib.blake2b(raw, digest_size=16).digest()
+    with _parsed_lock:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
+            return hit
+    schema = MemorySchema.model_validate_json(raw)
+    schema.predicate("")  # build the lookups once, before the schema is shared
+    schema.entity_type_names()
+    with _parsed_lock:
+        _PARSED[key] = schema
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return schema
 
 
 def load_schema(path: str | Path) -> MemorySchema:

@@ -37,7 +37,7 @@ from graph.model import (
     Neighborhood,
     ValueType,
 )
-from graph.schema import MemorySchema
+from graph.schema import MemorySchema, schema_from_json
 from graph.sqlite_queue import SqliteQueueMixin
 from graph.sqlite_search import SqliteSearchMixin
 from graph.temporal import Assertion
@@ -625,7 +625,7 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
             "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version DESC LIMIT 1",
             (tenant_id,),
         )
-        return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
+        return schema_from_json(rows[0]["body_json"]) if rows else None
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
         with self._write() as c:
