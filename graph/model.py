@@ -28,12 +28,26 @@ TENANT_RE = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 PREDICATE_RE = r"^[a-z][a-z0-9_]{0,63}$"
 TYPE_RE = r"^[A-Z][A-Za-z0-9_]{0,63}$"
 # Entity and episode ids: printable, no control characters, no "/" (ids are URL path
-# segments, and servers decode %2F before routing), bounded.
+# segments, and servers decode %2F before routing), bounded; not "." or ".." either
+# (_fetchable). These patterns serve pydantic, whose engine reads "$" as the end of the
+# text; Python code matches them with fullmatch, since Python's "$" also matches before
+# a final newline.
 ID_RE = r"^[^\x00-\x1f\x7f/]{1,256}$"
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def _fetchable(value: str) -> str:
+    if value in DOT_SEGMENTS:
+        raise ValueError(
+            "'.' and '..' cannot be ids: clients drop them from URL paths (dot segments),"
+            " so they could never be read back"
+        )
+    return value
+
 
 TenantId = Annotated[str, StringConstraints(pattern=TENANT_RE)]
-EntityId = Annotated[str, StringConstraints(pattern=ID_RE)]
-EpisodeId = Annotated[str, StringConstraints(pattern=ID_RE)]
+EntityId = Annotated[str, StringConstraints(pattern=ID_RE), AfterValidator(_fetchable)]
+EpisodeId = Annotated[str, StringConstraints(pattern=ID_RE), AfterValidator(_fetchable)]
 Predicate = Annotated[str, StringConstraints(pattern=PREDICATE_RE)]
 TypeName = Annotated[str, StringConstraints(pattern=TYPE_RE)]
 Scalar = str | int | float | bool
@@ -117,7 +131,7 @@ def _shallow(value: Any) -> Any:
 
 
 def valid_tenant(tenant_id: str) -> bool:
-    return bool(_tenant_re.match(tenant_id))
+    return _tenant_re.fullmatch(tenant_id) is not None  # "acme\n" is no tenant
 
 
 def new_id(prefix: str) -> str:

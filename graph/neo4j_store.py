@@ -351,7 +351,7 @@ class Neo4jLedgerTx:
             return
         for e in entities:
             # The type becomes a label: only a name of the whitelisted shape may get there.
-            if not _type_re.match(e.entity_type):
+            if not _type_re.fullmatch(e.entity_type):
                 raise invalid(
                     f"entity type {e.entity_type!r} is not a type name", field="entity_type"
                 )

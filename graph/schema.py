@@ -353,9 +353,9 @@ def coerce_value(
             return raw, ValueType.BOOLEAN
         if isinstance(raw, int | float):
             return raw, ValueType.NUMBER
-        if _DATE_RE.match(raw) and _is_date(raw):
+        if _DATE_RE.fullmatch(raw) and _is_date(raw):
             return raw, ValueType.DATE
-        if _DATETIME_RE.match(raw):
+        if _DATETIME_RE.fullmatch(raw):
             return raw, ValueType.DATETIME
         return raw, ValueType.STRING
     if target == ValueType.STRING:
@@ -378,11 +378,11 @@ def coerce_value(
             return raw.lower() == "true", target
         return ItemError(reason=f"expected a boolean, got {raw!r}")
     if target == ValueType.DATE:
-        if isinstance(raw, str) and _DATE_RE.match(raw) and _is_date(raw):
+        if isinstance(raw, str) and _DATE_RE.fullmatch(raw) and _is_date(raw):
             return raw, target
         return ItemError(reason=f"expected a date YYYY-MM-DD, got {raw!r}")
     if target == ValueType.DATETIME:
-        if isinstance(raw, str) and _DATETIME_RE.match(raw):
+        if isinstance(raw, str) and _DATETIME_RE.fullmatch(raw):
             try:
                 parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             except ValueError:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from api.server import running
 from api.settings import Settings
 from graph.errors import StoreUnavailableError
 from graph.port import Store
@@ -479,3 +482,47 @@ def test_unopenable_sqlite_is_503(store: Store, tmp_path: Path, tenant: str) -> 
         problem(r, 503)
         assert int(r.headers["retry-after"]) >= 1
         problem(client.get(f"{_base(tenant)}/facts"), 503)
+
+
+# -- ids -------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [".", ".."])
+def test_dot_ids_are_refused(client: TestClient, tenant: str, bad: str) -> None:
+    """Review L2: "." and ".." were stored, but no HTTP client can name them in a path
+    (dot segments are removed), so they could never be fetched or deleted."""
+    base = _base(tenant)
+    problem(client.post(f"{base}/episodes", json=episode(bad)), 422)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    for item in (
+        fact(bad, "city", value="Lyon"),
+        fact("mira", "knows", object=bad),
+        fact("mira", "city", value="Lyon", source_episode_id=bad),
+    ):
+        body = problem(client.post(f"{base}/facts", json={"facts": [item]}), 422)
+        assert "'.' and '..'" in body["detail"]
+    assert _facts(client, tenant) == []
+
+
+TRICKY_IDS = ["...", ".a", "a.", "%", "%2F", "a%2Fb", "%00", "%2e", "%2E%2E", "a?b", "a#b",
+              " a ", "a\\b", "ü", "a;b", "+", "\u2028", "\ufeff"]  # fmt: skip
+
+
+def test_every_accepted_id_is_fetched_back_through_its_url(store: Store, tenant: str) -> None:
+    """Over real HTTP: an id the API accepts can be read back and deleted by its URL."""
+    settings = Settings(port=0, log_level="warning")
+    with running(settings, store=store) as url, httpx.Client(base_url=url) as http:
+        base = f"/v1/tenants/{tenant}"
+        for i, ident in enumerate(TRICKY_IDS):
+            r = http.post(f"{base}/episodes", json=episode(ident))
+            assert r.status_code == 201, (ident, r.text)
+            item = fact(ident, "n", value=i, source_episode_id=ident)
+            w = http.post(f"{base}/facts", json={"facts": [item]})
+            assert w.status_code == 201, (ident, w.text)
+        for ident in TRICKY_IDS:
+            path = quote(ident, safe="")
+            got = http.get(f"{base}/episodes/{path}")
+            assert got.status_code == 200, (ident, got.text)
+            assert got.json()["episode_id"] == ident
+            ent = http.get(f"{base}/entities/{path}")
+            assert ent.status_code == 200, (ident, ent.text)
+            assert ent.json()["entity_id"] == ident
+            assert http.delete(f"{base}/episodes/{path}").status_code == 200, ident

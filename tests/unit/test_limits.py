@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from pydantic import ValidationError as PydanticValidationError
 from api.limits import MAX_BODY_DEPTH, body_nesting_error
 from api.limits import nests_deeper_than as text_nests_deeper_than
 from graph.errors import ItemError
-from graph.model import MAX_JSON_DEPTH, MemoryDelta, ValueType, nests_deeper_than
+from graph.model import MAX_JSON_DEPTH, MemoryDelta, ValueType, nests_deeper_than, valid_tenant
 from graph.schema import coerce_value, parse_number
 
 
@@ -120,3 +121,24 @@ def test_integers_past_64_bits_are_refused_in_any_delta() -> None:
     with pytest.raises(PydanticValidationError, match="64 bits"):
         MemoryDelta(subject="a", predicate="p", value=2**63)
     assert MemoryDelta(subject="a", predicate="p", value=-(2**63)).value == -(2**63)
+
+
+# -- ids and patterns ------------------------------------------------------------------
+def test_patterns_match_whole_strings() -> None:
+    """Review L1: Python's "$" matches before a final newline; every check is whole."""
+    assert not valid_tenant("acme\n")
+    assert coerce_value("2026-06-01T09:00:00Z\n", None) == (
+        "2026-06-01T09:00:00Z\n",
+        ValueType.STRING,
+    )
+    assert coerce_value("2026-06-01\n", None) == ("2026-06-01\n", ValueType.STRING)
+    assert coerce_value("2026-06-01", None) == ("2026-06-01", ValueType.DATE)
+
+
+@pytest.mark.parametrize("bad", [".", ".."])
+def test_dot_segments_are_no_ids(bad: str) -> None:
+    """Review L2."""
+    for fields in ({"subject": bad}, {"object": bad}, {"source_episode_id": bad}):
+        with pytest.raises(PydanticValidationError, match=re.escape("'.' and '..' cannot be ids")):
+            MemoryDelta.model_validate({"subject": "a", "predicate": "p", **fields})
+    assert MemoryDelta(subject="...", predicate="p", value=1).subject == "..."
