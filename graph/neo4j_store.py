@@ -133,6 +133,9 @@ def _translated() -> Iterator[None]:
 
 
 # -- values ------------------------------------------------------------------------------
+NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
+
+
 def to_neo(value: datetime | None) -> datetime | None:
     """Always UTC on the way in: Cypher orders datetimes by instant, but ``=`` also
     compares the zone, so one zone everywhere keeps equality exact."""
@@ -682,6 +685,8 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
         predicate: str,
         object: str | None,
         known_at: datetime,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Fact]:
         rows = self._run(
             "facts.history",
@@ -691,6 +696,9 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
                 "predicate": predicate,
                 "object": object,
                 "known_at": to_neo(known_at),
+                "after_from": to_neo(after[0]) if after else None,
+                "after_fact": after[1] if after else None,
+                "limit": NO_LIMIT if limit is None else limit,
             },
         )
         return [fact_from_props(r["fact"]) for r in rows]
@@ -713,10 +721,11 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
         direction: Direction,
         as_of: datetime,
         known_at: datetime,
+        limit: int | None = None,
     ) -> Neighborhood:
         """Breadth first (graph.traversal), one ``graph.hop`` template call per level."""
 
-        def hop(frontier: list[str]) -> list[Fact]:
+        def hop(frontier: list[str], cap: int | None) -> list[Fact]:
             rows = self._run(
                 "graph.hop",
                 {
@@ -727,11 +736,12 @@ class Neo4jStore(Neo4jQueueMixin, Neo4jSearchMixin):
                     "predicates": list(predicates) if predicates else None,
                     "as_of": to_neo(as_of),
                     "known_at": to_neo(known_at),
+                    "limit": NO_LIMIT if cap is None else cap,
                 },
             )
             return [fact_from_props(r["fact"]) for r in rows]
 
-        seen, ordered = breadth_first(entity_id, depth, hop)
+        seen, ordered = breadth_first(entity_id, depth, hop, limit)
         ents = self._entities(tenant_id=tenant_id, entity_ids=sorted(seen))
         return Neighborhood(entities=ents, facts=ordered)
 

@@ -560,6 +560,8 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
         predicate: str,
         object: str | None,
         known_at: datetime,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Fact]:
         sql = (
             f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND subject = :subject"  # noqa: S608
@@ -574,7 +576,13 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
         if object is not None:
             sql += " AND object = :object"
             params["object"] = object
+        if after is not None:  # keyset cursor: strictly after (valid_from, fact_id)
+            sql += " AND (valid_from, fact_id) > (:a_from, :a_fact)"
+            params.update(a_from=to_db(after[0]), a_fact=after[1])
         sql += " ORDER BY valid_from, fact_id"
+        if limit is not None:
+            sql += " LIMIT :limit"
+            params["limit"] = limit
         return [fact_from_row(r) for r in self._read(sql, params)]
 
     def entity(self, *, tenant_id: str, entity_id: str) -> Entity | None:
@@ -593,8 +601,9 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
         direction: Direction,
         as_of: datetime,
         known_at: datetime,
+        limit: int | None = None,
     ) -> Neighborhood:
-        def hop(ids: list[str]) -> list[Fact]:
+        def hop(ids: list[str], cap: int | None) -> list[Fact]:
             conds = []
             if direction in (Direction.OUT, Direction.BOTH):
                 conds.append(f"subject IN ({_in(ids)})")
@@ -611,9 +620,12 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
             if predicates:
                 sql += f" AND predicate IN ({_in(predicates)})"
                 params += list(predicates)
+            if cap is not None:
+                sql += " LIMIT ?"
+                params.append(cap)
             return [fact_from_row(r) for r in self._read(sql, params)]
 
-        seen, ordered = breadth_first(entity_id, depth, hop)
+        seen, ordered = breadth_first(entity_id, depth, hop, limit)
         ents = [
             e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e
         ]

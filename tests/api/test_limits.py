@@ -15,7 +15,7 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.port import Store
 from graph.schema import MAX_ENTITY_TYPES, MAX_PREDICATES, MemorySchema
 from graph.service import MemoryService
-from tests.api.helpers import episode, problem
+from tests.api.helpers import episode, fact, problem
 
 
 def _base(tenant: str) -> str:
@@ -121,3 +121,120 @@ def test_a_stored_schema_is_parsed_once_per_version(store: Store, tenant: str) -
     second = service.schema(tenant_id=tenant)
     assert second is not first
     assert (second.version, second.predicate("p999")) == (2, None)
+
+
+# -- lists: cursors, never a silent cut ------------------------------------------------
+def _pages(client: TestClient, url: str, key: str, **params: Any) -> list[list[dict[str, Any]]]:
+    """Every page of a list, following next_cursor; the filters stay the same."""
+    pages: list[list[dict[str, Any]]] = []
+    cursor: str | None = None
+    while True:
+        r = client.get(url, params={**params, **({"cursor": cursor} if cursor else {})})
+        assert r.status_code == 200, r.text
+        pages.append(r.json()[key])
+        cursor = r.json()["next_cursor"]
+        if cursor is None:
+            return pages
+        assert len(pages) < 100, "cursor does not advance"
+
+
+def test_entity_and_episode_fact_lists_page_past_a_thousand(
+    client: TestClient, tenant: str
+) -> None:
+    """Review L3: an entity's and an episode's fact lists stopped silently at 1,000."""
+    base = _base(tenant)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    n = 1001
+    items = [fact("hub", f"p{i}", value=i) for i in range(n)]
+    for chunk in (items[:1000], items[1000:]):
+        assert client.post(f"{base}/facts", json={"facts": chunk}).status_code == 201
+    ent = client.get(f"{base}/entities/hub")
+    assert ent.status_code == 200, ent.text
+    first = ent.json()
+    assert len(first["facts"]) == 1000
+    assert first["next_cursor"] is not None
+    rest = client.get(f"{base}/entities/hub", params={"cursor": first["next_cursor"]}).json()
+    assert rest["next_cursor"] is None
+    seen = [f["predicate"] for f in first["facts"] + rest["facts"]]
+    assert sorted(seen) == sorted(f"p{i}" for i in range(n))
+
+    ep = client.get(f"{base}/episodes/e1").json()
+    assert len(ep["facts"]) == 1000
+    more = client.get(f"{base}/episodes/e1", params={"cursor": ep["next_cursor"]}).json()
+    assert (len(more["facts"]), more["next_cursor"]) == (1, None)
+    assert {f["predicate"] for f in ep["facts"] + more["facts"]} == {f"p{i}" for i in range(n)}
+    # The idempotent redelivery of the episode answers the same first page and cursor.
+    again = client.post(f"{base}/episodes", json=episode("e1"))
+    assert again.status_code == 200
+    assert len(again.json()["facts"]) == 1000
+    assert again.json()["next_cursor"] is not None
+
+
+def test_entity_facts_page_through_both_directions(client: TestClient, tenant: str) -> None:
+    base = _base(tenant)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    out = [fact("ann", f"knows_{i}", object=f"x{i}") for i in range(4)]
+    inc = [fact(f"y{i}", "knows", object="ann") for i in range(5)]
+    loop = [fact("ann", "likes", object="ann")]
+    assert client.post(f"{base}/facts", json={"facts": out + inc + loop}).status_code == 201
+    for limit in (1, 2, 3, 5, 10, 1000):
+        pages = _pages(client, f"{base}/entities/ann", "facts", limit=limit)
+        ids = [f["fact_id"] for page in pages for f in page]
+        assert len(ids) == len(set(ids)) == 10, limit
+        assert all(len(page) <= limit for page in pages)
+    r = client.get(f"{base}/entities/ann", params={"limit": 2})
+    cursor = r.json()["next_cursor"]
+    problem(client.get(f"{base}/entities/bob", params={"cursor": cursor}), 422)
+    problem(client.get(f"{base}/entities/ann", params={"cursor": "garbage"}), 422)
+    problem(client.get(f"{base}/entities/ann", params={"limit": 1001}), 422)
+
+
+def test_history_pages_in_valid_time_order(client: TestClient, tenant: str) -> None:
+    """Review L3: a timeline's history was unbounded."""
+    base = _base(tenant)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    days = [f"2026-01-{d:02d}T00:00:00Z" for d in range(1, 12)]
+    batch = [fact("mira", "city", value=f"c{i}", valid_from=d) for i, d in enumerate(days)]
+    assert client.post(f"{base}/facts", json={"facts": batch}).status_code == 201
+    whole = client.get(f"{base}/facts/history", params={"subject": "mira", "predicate": "city"})
+    assert whole.json()["next_cursor"] is None
+    assert [f["valid_from"] for f in whole.json()["facts"]] == days
+    for limit in (1, 4, 11):
+        pages = _pages(
+            client, f"{base}/facts/history", "facts", subject="mira", predicate="city", limit=limit
+        )
+        assert [f["valid_from"] for page in pages for f in page] == days
+        assert all(len(page) <= limit for page in pages)
+    r = client.get(
+        f"{base}/facts/history", params={"subject": "mira", "predicate": "city", "limit": 4}
+    )
+    cursor = r.json()["next_cursor"]
+    problem(
+        client.get(
+            f"{base}/facts/history",
+            params={"subject": "ann", "predicate": "city", "cursor": cursor},
+        ),
+        422,
+    )
+
+
+def test_neighbourhood_over_its_limit_is_422_naming_it(client: TestClient, tenant: str) -> None:
+    """Review L3: neighbors answered the whole reachable subgraph, however large."""
+    base = _base(tenant)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    spokes = [fact("hub", "knows", object=f"s{i}") for i in range(6)]
+    far = [fact("s0", "knows", object=f"t{i}") for i in range(3)]
+    assert client.post(f"{base}/facts", json={"facts": spokes + far}).status_code == 201
+    ok = client.get(f"{base}/entities/hub/neighbors", params={"depth": 2, "limit": 9})
+    assert ok.status_code == 200, ok.text
+    assert len(ok.json()["facts"]) == 9
+    body = problem(
+        client.get(f"{base}/entities/hub/neighbors", params={"depth": 2, "limit": 8}), 422
+    )
+    assert body["errors"][0]["field"] == "limit"
+    assert "more than 8 facts" in body["errors"][0]["reason"]
+    one = client.get(f"{base}/entities/hub/neighbors", params={"depth": 1, "limit": 6})
+    assert len(one.json()["facts"]) == 6
+    problem(client.get(f"{base}/entities/hub/neighbors", params={"limit": 1001}), 422)
+    default = client.get(f"{base}/entities/hub/neighbors", params={"depth": 4})
+    assert len(default.json()["facts"]) == 9
