@@ -19,7 +19,6 @@ from graph.model import MAX_JSON_DEPTH, too_deep
 ENVELOPE_DEPTH = 8
 MAX_BODY_DEPTH = MAX_JSON_DEPTH + ENVELOPE_DEPTH
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
@@ -32,7 +31,7 @@ def nests_deeper_than(body: bytes, limit: int) -> bool:
     level: ``limit`` passes at most, each linear. Unbalanced text answers False and is
     left to the parser, which calls it malformed.
     """
-    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKET)
+    brackets = _outside_strings(body).translate(None, _NOT_BRACKET)
     for _ in range(limit):
         if not brackets:
             return False
@@ -41,6 +40,17 @@ def nests_deeper_than(body: bytes, limit: int) -> bool:
             return False
         brackets = reduced
     return bool(brackets) and _EMPTY_PAIR.search(brackets) is not None
+
+
+def _outside_strings(body: bytes) -> bytes:
+    """The JSON text without its strings, by bytes operations only (no per-string work).
+
+    Escapes go first: an escaped backslash, then an escaped quote (in that order, so
+    ``\\\\"`` stays a closing quote); every quote left delimits a string, so the
+    text between quote 2k and 2k+1 is outside.
+    """
+    flat = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(flat.split(b'"')[::2])
 
 
 def _member_too_deep(body: bytes, limit: int) -> str | None:
