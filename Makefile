@@ -20,12 +20,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/sgam serve
 
-## Everything CI checks: ruff, mypy, then every test on SQLite and a real Neo4j.
+## Everything CI checks: ruff, mypy, import contracts, then every test on SQLite and Neo4j.
 test: $(STAMP)
 	bash scripts/test.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -37,7 +37,7 @@ from graph.model import EpisodeCreate  # noqa: E402
 from graph.retrieval import ItemKind, RankConfig, Retriever  # noqa: E402
 from graph.retrieval import rank as rank_mod  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
-from graph.sqlite_store import SqliteStore  # noqa: E402
+from graph.stores.sqlite.store import SqliteStore  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "locomo"
 DB = ROOT / ".sgam" / "bench" / "locomo.db"

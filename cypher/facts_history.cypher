@@ -12,10 +12,6 @@ WHERE r.tenant_id = $tenant_id AND r.predicate = $predicate
   // keyset cursor: strictly after (valid_from, fact_id)
   AND ($after_from IS NULL OR r.valid_from > $after_from
        OR (r.valid_from = $after_from AND r.fact_id > $after_fact))
-RETURN r {.*,
-  // Times as RFC 3339 text: the Python driver unpacks DATETIME values ~10x slower.
-  valid_from: toString(r.valid_from), valid_to: toString(r.valid_to),
-  recorded_at: toString(r.recorded_at), retired_at: toString(r.retired_at),
-  embedding: null} AS fact
+// include: fact_projection
 ORDER BY r.valid_from, r.fact_id
 LIMIT $limit

@@ -8,7 +8,7 @@ from fastapi import Query
 
 from api.cursors import next_cursor, resume
 from api.deps import ServiceDep, TenantDep
-from api.routes import AsOf, CursorParam, KnownAt, tenant_router
+from api.routes.common import AsOf, CursorParam, KnownAt, tenant_router
 from api.schemas import EntityPublic
 from graph.errors import invalid
 from graph.model import Direction, Neighborhood

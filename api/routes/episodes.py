@@ -10,7 +10,7 @@ from fastapi import Query, Response
 
 from api.cursors import next_cursor, resume
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, CursorParam, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, CursorParam, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
 from extraction import choose_mode, on_episode_created
 from graph.errors import SgamError

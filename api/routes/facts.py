@@ -8,7 +8,7 @@ from fastapi import Body, Query
 
 from api.cursors import next_cursor, resume
 from api.deps import MetricsDep, ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, AsOf, CursorParam, KnownAt, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, AsOf, CursorParam, KnownAt, problems, tenant_router
 from api.schemas import FactHistory, FactRetract, FactsCreate, FactsPublic
 from graph.model import Fact, WriteResult
 from graph.service import MAX_LIMIT

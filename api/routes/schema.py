@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError as PydanticValidationError
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, tenant_router
+from api.routes.common import BODY_PROBLEMS, tenant_router
 from extraction import parse_mappings
 from graph.schema import (
     MAX_ENTITY_TYPES,

@@ -16,7 +16,7 @@ from api.server import running
 from api.settings import Settings
 from graph.errors import StoreUnavailableError
 from graph.port import Store
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, fact, problem
 

@@ -41,7 +41,7 @@ def embedder() -> SentenceEmbedder:
 
 @pytest.fixture
 def retriever(store: Store, embedder: SentenceEmbedder) -> Retriever:
-    assert isinstance(store, SearchableStore), f"{type(store).__name__} has no search mixin"
+    assert isinstance(store, SearchableStore), f"{type(store).__name__} has no search index"
     return Retriever(store, embedder=embedder)
 
 
@@ -313,7 +313,7 @@ def test_session_context_brings_the_answer_beside_its_question(
                                session_id="s1"),
         )
     store = retriever.store
-    pairs = store.session_neighbors(
+    pairs = store.search.session_neighbors(
         tenant_id=tenant, episode_ids=["t2"], known_at=utcnow(), radius=2
     )
     assert sorted(pairs, key=lambda p: p[2]) == [
