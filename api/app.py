@@ -15,11 +15,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import KeyRing, TenantGate
 from api.deps import AppContext
 from api.errors import error_response, install_error_handlers, problem_response
+from api.limits import body_nesting_error
 from api.metrics import Metrics, MetricsMiddleware
 from api.problems import HTTP_PROBLEMS, PayloadTooLargeError
 from api.routes import routers
@@ -100,8 +102,9 @@ def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
 
 class RequestBodyMiddleware:
     """Reads the body once, before any route: 413 over ``max_body_bytes`` (by
-    ``Content-Length`` and by counting what streams in), 400 for a JSON body that JSON
-    cannot carry (:func:`json_body_problem`). A refused request writes nothing.
+    ``Content-Length`` and by counting what streams in), 422 for a JSON body nested past
+    :data:`api.limits.MAX_BODY_DEPTH`, 400 for a JSON body that JSON cannot carry
+    (:func:`json_body_problem`). A refused request writes nothing.
     """
 
     def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
@@ -138,7 +141,12 @@ class RequestBodyMiddleware:
                 break
         body = b"".join(chunks)
         if body and _is_json(scope["headers"]):
-            reason = json_body_problem(body)
+            # Linear, but over up to max_body_bytes: off the event loop.
+            too_deep = await run_in_threadpool(body_nesting_error, body)
+            if too_deep is not None:
+                await error_response(too_deep, instance=scope["path"])(scope, receive, send)
+                return
+            reason = await run_in_threadpool(json_body_problem, body)
             if reason is not None:
                 detail = f"the request body is not portable JSON: {reason}"
                 await self._bad_request(detail, scope, receive, send)

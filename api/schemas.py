@@ -57,14 +57,19 @@ class FactsPublic(BaseModel):
 
 
 class FactHistory(BaseModel):
+    """Versions of one timeline by valid_from; ``next_cursor`` when more follow."""
+
     facts: list[Fact]
+    next_cursor: str | None = None
 
 
 # -- episodes --------------------------------------------------------------------------
 class EpisodePublic(Episode):
-    """The stored episode and the facts it sourced (currently believed, any valid time)."""
+    """The stored episode and the facts it sourced (currently believed, any valid time),
+    a page of them: ``next_cursor`` (as ``cursor``) reads the next."""
 
     facts: list[Fact] = Field(default_factory=list)
+    next_cursor: str | None = None
 
 
 class EpisodeWritten(EpisodePublic):
@@ -75,9 +80,11 @@ class EpisodeWritten(EpisodePublic):
 
 # -- entities --------------------------------------------------------------------------
 class EntityPublic(Entity):
-    """The entity and the facts about it (as subject or object) valid at ``as_of``."""
+    """The entity and the facts about it (as subject, then as object) valid at ``as_of``,
+    a page of them: ``next_cursor`` (as ``cursor``) reads the next."""
 
     facts: list[Fact]
+    next_cursor: str | None = None
 
 
 class EntityPredicates(BaseModel):

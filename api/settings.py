@@ -34,18 +34,28 @@ class ApiKey(BaseModel):
 
 
 def parse_api_keys(text: str) -> list[ApiKey]:
-    """``"acme:k1,beta:k2,*:root"`` → keys; a malformed pair is an error, never skipped."""
+    """``"acme:k1,beta:k2,*:root"`` → keys; a malformed pair is an error, never skipped.
+
+    An error names the pair by its position (1-based) and, when it is a valid one, its
+    tenant; never the key, nor text that may be a key (a pair without ':', a tenant that
+    is not a tenant id: the two halves may have been swapped).
+    """
     keys: list[ApiKey] = []
-    for raw in text.split(","):
+    for n, raw in enumerate(text.split(","), start=1):
         pair = raw.strip()
         if not pair:
             continue
         tenant, sep, key = pair.partition(":")
         tenant, key = tenant.strip(), key.strip()
-        if not sep or not key:
-            raise ValueError("each API key must be written tenant:key")
+        if not sep:
+            raise ValueError(f"API key pair {n} has no ':' (write each pair as tenant:key)")
         if tenant != ADMIN_TENANT and not valid_tenant(tenant):
-            raise ValueError(f"API key tenant {tenant!r} is not a valid tenant id (or '*')")
+            raise ValueError(
+                f"API key pair {n}: its tenant is not a valid tenant id (or '*'); "
+                "write each pair as tenant:key"
+            )
+        if not key:
+            raise ValueError(f"API key pair {n} (tenant {tenant!r}) has an empty key")
         keys.append(ApiKey(tenant=tenant, key=SecretStr(key)))
     return keys
 
@@ -53,7 +63,9 @@ def parse_api_keys(text: str) -> list[ApiKey]:
 class Settings(ExtractionSettings):
     """Server settings; the extraction ones (SGAM_LLM_*, SGAM_WORKERS...) are inherited."""
 
-    model_config = SettingsConfigDict(env_prefix="SGAM_", extra="ignore")
+    # hide_input_in_errors: a settings error must not print the value it refused, which
+    # for SGAM_API_KEYS is every key.
+    model_config = SettingsConfigDict(env_prefix="SGAM_", extra="ignore", hide_input_in_errors=True)
 
     store_url: str = DEFAULT_STORE_URL
     api_keys: Annotated[list[ApiKey], NoDecode] = Field(default_factory=list)

@@ -1,5 +1,5 @@
 // name: facts.history
-// params: tenant_id, subject, predicate, object, known_at
+// params: tenant_id, subject, predicate, object, known_at, after_from, after_fact, limit
 // mode: read
 // A timeline's intervals as known at $known_at, in valid-time order.
 // Start at the entity node: without the hint the planner may prefer a tenant-wide
@@ -9,5 +9,9 @@ USING INDEX e:Entity(tenant_id, entity_id)
 WHERE r.tenant_id = $tenant_id AND r.predicate = $predicate
   AND ($object IS NULL OR r.object = $object)
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
+  // keyset cursor: strictly after (valid_from, fact_id)
+  AND ($after_from IS NULL OR r.valid_from > $after_from
+       OR (r.valid_from = $after_from AND r.fact_id > $after_fact))
 // include: fact_projection
 ORDER BY r.valid_from, r.fact_id
+LIMIT $limit

@@ -1,9 +1,10 @@
 // name: graph.hop
-// params: tenant_id, frontier, outgoing, incoming, predicates, as_of, known_at
+// params: tenant_id, frontier, outgoing, incoming, predicates, as_of, known_at, limit
 // mode: read
 // One hop of a k-hop traversal: the relation facts touching the frontier that are valid
 // at $as_of and known at $known_at. The store calls it once per hop, so the validity
-// filter applies on every hop and an expired relation never leads further.
+// filter applies on every hop and an expired relation never leads further. $limit bounds
+// the rows of one hop (the caller asks one more than it may answer, to see an overflow).
 UNWIND $frontier AS id
 MATCH (n:Entity {tenant_id: $tenant_id, entity_id: id})
 USING INDEX n:Entity(tenant_id, entity_id)
@@ -22,3 +23,4 @@ WHERE r.tenant_id = $tenant_id
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
   AND ($predicates IS NULL OR r.predicate IN $predicates)
 // include: fact_projection
+LIMIT $limit

@@ -27,7 +27,16 @@ from graph.model import (
 )
 from graph.port import LedgerTx
 from graph.schema import CheckedFact, MemorySchema, check_delta
-from graph.temporal import Assertion, Claim, Interval, apply_assertion, diff, fold, retract
+from graph.temporal import (
+    Assertion,
+    Claim,
+    Interval,
+    apply_assertion,
+    diff,
+    fold,
+    ledger_entry,
+    retract,
+)
 from graph.timeutil import CLOCK
 
 
@@ -201,7 +210,7 @@ def write_facts(
         # What this item produced, in case a later item of the same batch replaces it.
         produced[idx] = next((i for i in state[key] if i.fact_id == outcome.fact_id), None)
         if outcome.status != WriteStatus.UNCHANGED:
-            ledger_rows.append((key, a))
+            ledger_rows.append((key, ledger_entry(a, outcome)))
 
     retire: list[str] = []
     inserts: list[Fact] = []

@@ -28,12 +28,26 @@ TENANT_RE = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 PREDICATE_RE = r"^[a-z][a-z0-9_]{0,63}$"
 TYPE_RE = r"^[A-Z][A-Za-z0-9_]{0,63}$"
 # Entity and episode ids: printable, no control characters, no "/" (ids are URL path
-# segments, and servers decode %2F before routing), bounded.
+# segments, and servers decode %2F before routing), bounded; not "." or ".." either
+# (_fetchable). These patterns serve pydantic, whose engine reads "$" as the end of the
+# text; Python code matches them with fullmatch, since Python's "$" also matches before
+# a final newline.
 ID_RE = r"^[^\x00-\x1f\x7f/]{1,256}$"
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
+def _fetchable(value: str) -> str:
+    if value in DOT_SEGMENTS:
+        raise ValueError(
+            "'.' and '..' cannot be ids: clients drop them from URL paths (dot segments),"
+            " so they could never be read back"
+        )
+    return value
+
 
 TenantId = Annotated[str, StringConstraints(pattern=TENANT_RE)]
-EntityId = Annotated[str, StringConstraints(pattern=ID_RE)]
-EpisodeId = Annotated[str, StringConstraints(pattern=ID_RE)]
+EntityId = Annotated[str, StringConstraints(pattern=ID_RE), AfterValidator(_fetchable)]
+EpisodeId = Annotated[str, StringConstraints(pattern=ID_RE), AfterValidator(_fetchable)]
 Predicate = Annotated[str, StringConstraints(pattern=PREDICATE_RE)]
 TypeName = Annotated[str, StringConstraints(pattern=TYPE_RE)]
 Scalar = str | int | float | bool
@@ -51,6 +65,11 @@ LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 # A literal value is part of index keys as escaped JSON (Neo4j range indexes hold at most
 # ~8 KB per key, with the tenant and subject beside it); longer text belongs in an episode.
 MAX_VALUE_JSON = 2048
+# Numbers both stores hold exactly: 64-bit integers and finite doubles.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Free-form JSON (episode content and metadata, event mappings) nests at most this deep:
+# serializers and parsers recurse, and no honest document needs more.
+MAX_JSON_DEPTH = 32
 
 
 def instant_problem(value: datetime) -> str | None:
@@ -67,14 +86,52 @@ def _in_range(value: datetime) -> datetime:
     problem = instant_problem(value)
     if problem is not None:
         raise ValueError(problem)
-    return value
+    # UTC from here on: a write answers in the form a read does (RFC 3339 with "Z"),
+    # whatever offset the client sent.
+    return value.astimezone(UTC)
 
 
 Instant = Annotated[AwareDatetime, AfterValidator(_in_range)]
 
 
+def nests_deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` holds containers (objects, arrays) more than ``limit`` deep.
+
+    ``{}`` is one level, ``{"a": []}`` two. Iterative, so no depth can overflow the
+    stack, and it stops at the first container past the limit.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
+
+
+def too_deep(limit: int = MAX_JSON_DEPTH) -> str:
+    return f"nests deeper than {limit} levels of objects and arrays (the limit is {limit})"
+
+
+def depth_problem(value: object, limit: int = MAX_JSON_DEPTH) -> str | None:
+    return too_deep(limit) if nests_deeper_than(value, limit) else None
+
+
+def _shallow(value: Any) -> Any:
+    problem = depth_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 def valid_tenant(tenant_id: str) -> bool:
-    return bool(_tenant_re.match(tenant_id))
+    return _tenant_re.fullmatch(tenant_id) is not None  # "acme\n" is no tenant
 
 
 def new_id(prefix: str) -> str:
@@ -162,6 +219,8 @@ class MemoryDelta(BaseModel):
     def _storable_value(cls, v: Scalar | None) -> Scalar | None:
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError("a number must be finite (no NaN or Infinity)")
+        if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+            raise ValueError("an integer must fit 64 bits (write larger numbers with an exponent)")
         if isinstance(v, str) and len(json.dumps(v)) > MAX_VALUE_JSON:
             raise ValueError(
                 f"a literal value may take at most {MAX_VALUE_JSON} characters as escaped JSON"
@@ -227,6 +286,11 @@ class EpisodeCreate(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     extract: ExtractMode | None = None
     facts: list[MemoryDelta] | None = None  # deltas the client extracted itself
+
+    @field_validator("content", "metadata", mode="before")
+    @classmethod
+    def _not_too_deep(cls, v: Any) -> Any:
+        return _shallow(v)  # before pydantic walks the value
 
 
 class Episode(BaseModel):

@@ -100,6 +100,8 @@ class Store(Protocol):
         predicate: str,
         object: str | None,
         known_at: datetime,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,  # keyset: (valid_from, fact_id)
     ) -> list[Fact]: ...
 
     def entity(self, *, tenant_id: str, entity_id: str) -> Entity | None: ...
@@ -114,6 +116,7 @@ class Store(Protocol):
         direction: Direction,
         as_of: datetime,
         known_at: datetime,
+        limit: int | None = None,  # more facts than this: ValidationError (field "limit")
     ) -> Neighborhood: ...
 
     # Schemas

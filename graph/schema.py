@@ -6,29 +6,46 @@ are single-valued, entity-valued ones many-valued. A strict schema refuses the u
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import re
+import threading
+from collections import Counter, OrderedDict
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from graph.errors import ItemError
 from graph.model import (
     DEFAULT_ENTITY_TYPE,
     DEFAULT_MEMORY_TYPE,
     DEFAULT_RETENTION,
+    INT64_MAX,
+    INT64_MIN,
     Cardinality,
     MemoryDelta,
     Predicate,
     Scalar,
     TypeName,
     ValueType,
+    depth_problem,
 )
 from graph.timeutil import format_instant
 
+_INTEGER_RE = re.compile(r"[+-]?\d+")
+_DECIMAL_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$")
 LITERAL_TYPES = (
@@ -38,6 +55,26 @@ LITERAL_TYPES = (
     ValueType.DATE,
     ValueType.DATETIME,
 )
+
+
+# Schema size limits: the schema is consulted on every write and turned into the JSON
+# schema of every extraction call; past these it is a 422 naming the limit.
+MAX_PREDICATES = 1000
+MAX_ENTITY_TYPES = 500
+MAX_EVENT_MAPPINGS = 200
+MAX_SUBJECT_TYPES = 64
+
+
+def _at_most(limit: int, what: str) -> Any:
+    """A before-validator refusing a list longer than ``limit`` before its items are
+    validated, so an oversized schema costs nothing to refuse."""
+
+    def check(v: Any) -> Any:
+        if isinstance(v, list | tuple) and len(v) > limit:
+            raise ValueError(f"at most {limit} {what} (the limit), got {len(v)}")
+        return v
+
+    return BeforeValidator(check)
 
 
 class EntityTypeSpec(BaseModel):
@@ -52,7 +89,9 @@ class PredicateSpec(BaseModel):
     name: Predicate
     value_type: ValueType | None = None  # a literal type, or None with object_type set
     object_type: TypeName | None = None  # entity type of the object for relations
-    subject_types: list[TypeName] | None = None
+    subject_types: Annotated[
+        list[TypeName] | None, _at_most(MAX_SUBJECT_TYPES, "subject types")
+    ] = None
     cardinality: Cardinality | None = None
     memory_type: str = DEFAULT_MEMORY_TYPE
     retention: str = DEFAULT_RETENTION
@@ -81,26 +120,49 @@ class PredicateSpec(BaseModel):
 
 
 class MemorySchema(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Frozen: a parsed schema is shared by every reader of its version.
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = Field(default=0, ge=0)
     mode: Literal["strict", "permissive"] = "permissive"
-    entity_types: list[EntityTypeSpec] = Field(default_factory=list)
-    predicates: list[PredicateSpec] = Field(default_factory=list)
+    entity_types: Annotated[list[EntityTypeSpec], _at_most(MAX_ENTITY_TYPES, "entity types")] = (
+        Field(default_factory=list)
+    )
+    predicates: Annotated[list[PredicateSpec], _at_most(MAX_PREDICATES, "predicates")] = Field(
+        default_factory=list
+    )
     # Deterministic mapping of JSON events to facts (extraction); shape checked there.
-    event_mappings: list[dict[str, Any]] = Field(default_factory=list)
+    event_mappings: Annotated[
+        list[dict[str, Any]], _at_most(MAX_EVENT_MAPPINGS, "event mappings")
+    ] = Field(default_factory=list)
+    # Lookups by name, built once per schema object (schema_from_json keeps one object per
+    # stored version), each beside the list it was built from: a model_copy that replaces
+    # the list gets new lookups.
+    _by_name: tuple[list[PredicateSpec], dict[str, PredicateSpec]] | None = PrivateAttr(None)
+    _type_names: tuple[list[EntityTypeSpec], frozenset[str]] | None = PrivateAttr(None)
+
+    @field_validator("event_mappings", mode="before")
+    @classmethod
+    def _mappings_not_too_deep(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            for i, m in enumerate(v):
+                problem = depth_problem(m)
+                if problem is not None:
+                    raise ValueError(f"event mapping {i} {problem}")
+        return v
 
     @model_validator(mode="after")
     def _unique_names(self) -> MemorySchema:
+        # Linear: one count per name (a list.count per name was quadratic).
         for kind, names in (
             ("entity type", [t.name for t in self.entity_types]),
             ("predicate", [p.name for p in self.predicates]),
         ):
-            dup = {n for n in names if names.count(n) > 1}
+            dup = sorted(n for n, k in Counter(names).items() if k > 1)
             if dup:
-                raise ValueError(f"duplicate {kind} names: {sorted(dup)}")
+                raise ValueError(f"duplicate {kind} names: {dup[:20]}")
         if self.mode == "strict":
-            known = {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+            known = self.entity_type_names()
             for p in self.predicates:
                 for t in [p.object_type, *(p.subject_types or [])]:
                     if t is not None and t not in known:
@@ -112,16 +174,47 @@ class MemorySchema(BaseModel):
         return self.mode == "strict"
 
     def predicate(self, name: str) -> PredicateSpec | None:
-        for p in self.predicates:
-            if p.name == name:
-                return p
-        return None
+        if self._by_name is None or self._by_name[0] is not self.predicates:
+            self._by_name = (self.predicates, {p.name: p for p in self.predicates})
+        return self._by_name[1].get(name)
 
-    def entity_type_names(self) -> set[str]:
-        return {t.name for t in self.entity_types} | {DEFAULT_ENTITY_TYPE}
+    def entity_type_names(self) -> frozenset[str]:
+        if self._type_names is None or self._type_names[0] is not self.entity_types:
+            names = frozenset(t.name for t in self.entity_types) | {DEFAULT_ENTITY_TYPE}
+            self._type_names = (self.entity_types, names)
+        return self._type_names[1]
 
 
 PERMISSIVE = MemorySchema()
+
+_PARSED: OrderedDict[bytes, MemorySchema] = OrderedDict()
+_PARSED_MAX = 64
+_parsed_lock = threading.Lock()
+
+
+def schema_from_json(text: str | bytes) -> MemorySchema:
+    """A stored schema, parsed once per stored version and process.
+
+    Every write consults its tenant's schema; re-validating a large one each time made
+    every write of that tenant slow. A stored version never changes, so its text (which
+    holds the version) keys the parsed schema and its lookups. The schema returned is
+    shared: callers never modify one (``model_copy`` gives a new one).
+    """
+    raw = text.encode() if isinstance(text, str) else text
+    key = hashlib.blake2b(raw, digest_size=16).digest()
+    with _parsed_lock:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
+            return hit
+    schema = MemorySchema.model_validate_json(raw)
+    schema.predicate("")  # build the lookups once, before the schema is shared
+    schema.entity_type_names()
+    with _parsed_lock:
+        _PARSED[key] = schema
+        while len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return schema
 
 
 def load_schema(path: str | Path) -> MemorySchema:
@@ -260,9 +353,9 @@ def coerce_value(
             return raw, ValueType.BOOLEAN
         if isinstance(raw, int | float):
             return raw, ValueType.NUMBER
-        if _DATE_RE.match(raw) and _is_date(raw):
+        if _DATE_RE.fullmatch(raw) and _is_date(raw):
             return raw, ValueType.DATE
-        if _DATETIME_RE.match(raw):
+        if _DATETIME_RE.fullmatch(raw):
             return raw, ValueType.DATETIME
         return raw, ValueType.STRING
     if target == ValueType.STRING:
@@ -273,11 +366,10 @@ def coerce_value(
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             return raw, target
         if isinstance(raw, str):
-            try:
-                num = float(raw)
-            except ValueError:
-                return ItemError(reason=f"expected a number, got {raw!r}")
-            return (int(num) if num.is_integer() and "." not in raw else num), target
+            num = parse_number(raw)
+            if isinstance(num, str):
+                return ItemError(reason=num)
+            return num, target
         return ItemError(reason=f"expected a number, got {raw!r}")
     if target == ValueType.BOOLEAN:
         if isinstance(raw, bool):
@@ -286,11 +378,11 @@ def coerce_value(
             return raw.lower() == "true", target
         return ItemError(reason=f"expected a boolean, got {raw!r}")
     if target == ValueType.DATE:
-        if isinstance(raw, str) and _DATE_RE.match(raw) and _is_date(raw):
+        if isinstance(raw, str) and _DATE_RE.fullmatch(raw) and _is_date(raw):
             return raw, target
         return ItemError(reason=f"expected a date YYYY-MM-DD, got {raw!r}")
     if target == ValueType.DATETIME:
-        if isinstance(raw, str) and _DATETIME_RE.match(raw):
+        if isinstance(raw, str) and _DATETIME_RE.fullmatch(raw):
             try:
                 parsed = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             except ValueError:
@@ -298,6 +390,26 @@ def coerce_value(
             return format_instant(parsed), target
         return ItemError(reason=f"expected an RFC 3339 timestamp with offset, got {raw!r}")
     return ItemError(reason=f"cannot hold a literal of type {target}")
+
+
+def parse_number(text: str) -> int | float | str:
+    """A number written as text, as both stores hold it, or the reason it is not one.
+
+    An integer literal is an integer and must fit 64 bits (Neo4j packs no more); one
+    with a fraction or an exponent is a finite double. No NaN, infinities, underscores
+    or spaces: what Python's ``float()`` accepts beyond decimal notation is refused.
+    """
+    if _INTEGER_RE.fullmatch(text):
+        value = int(text)
+        if not INT64_MIN <= value <= INT64_MAX:
+            return f"{text!r} does not fit a 64-bit integer (write it with an exponent)"
+        return value
+    if not _DECIMAL_RE.fullmatch(text):
+        return f"expected a number, got {text!r}"
+    num = float(text)
+    if not math.isfinite(num):
+        return f"{text!r} is out of the range of a double"
+    return num
 
 
 def _is_date(text: str) -> bool:

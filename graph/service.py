@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
 
@@ -34,8 +35,24 @@ from graph.timeutil import utcnow
 
 MAX_DEPTH = 4
 MAX_LIMIT = 1000
+# A neighbourhood answers at most this many facts; past it (or past the caller's own
+# smaller limit) it is a 422, never a silent cut.
+MAX_NEIGHBORHOOD = 1000
 TX_ATTEMPTS = 5
 _AFTER_EVERY_ID = "\U0010ffff"
+
+Keyset = tuple[str, str, str]  # (subject, predicate, fact_id) of the last row of a page
+
+
+@dataclass(frozen=True)
+class EntityPage:
+    """One page of the facts about an entity: as subject first, then as object."""
+
+    entity: Entity
+    facts: list[Fact]
+    # Where the next page starts: (incoming, keyset), None when this page is the last.
+    next: tuple[bool, Keyset | None] | None
+
 
 T = TypeVar("T")
 
@@ -95,8 +112,42 @@ class MemoryService:
 
     def episode_facts(self, *, tenant_id: str, episode_id: str) -> list[Fact]:
         """Every fact interval currently believed that cites this episode."""
-        q = FactQuery(source_episode_id=episode_id, as_of=None, known_at=utcnow(), limit=MAX_LIMIT)
-        return self.store.facts(tenant_id=tenant_id, query=q)
+        known_at = utcnow()
+        facts, more = self.episode_facts_page(
+            tenant_id=tenant_id, episode_id=episode_id, known_at=known_at
+        )
+        while more:
+            last = facts[-1]
+            page, more = self.episode_facts_page(
+                tenant_id=tenant_id,
+                episode_id=episode_id,
+                known_at=known_at,
+                after=_keyset(last),
+            )
+            facts += page
+        return facts
+
+    def episode_facts_page(
+        self,
+        *,
+        tenant_id: str,
+        episode_id: str,
+        known_at: datetime | None = None,
+        limit: int = MAX_LIMIT,
+        after: Keyset | None = None,
+    ) -> tuple[list[Fact], bool]:
+        """The fact intervals believed at ``known_at`` (now) that cite this episode, a
+        page of at most ``limit`` in (subject, predicate, fact_id) order, and whether
+        more follow."""
+        q = FactQuery(
+            source_episode_id=episode_id,
+            as_of=None,
+            known_at=known_at or utcnow(),
+            limit=_checked(limit) + 1,
+            after=after,
+        )
+        rows = self.store.facts(tenant_id=tenant_id, query=q)
+        return rows[:limit], len(rows) > limit
 
     def delete_episode(self, *, tenant_id: str, episode_id: str) -> DeleteResult:
         return self.in_transaction(
@@ -164,13 +215,21 @@ class MemoryService:
         predicate: str,
         object: str | None = None,
         known_at: datetime | None = None,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Fact]:
+        """Every version of the timeline known at ``known_at``, by (valid_from, fact_id);
+        with ``limit``, at most that many after the keyset position ``after``."""
+        if limit is not None and limit < 1:
+            raise invalid("limit must be at least 1", field="limit")
         return self.store.history(
             tenant_id=tenant_id,
             subject=subject,
             predicate=predicate,
             object=object,
             known_at=known_at or utcnow(),
+            limit=limit,
+            after=after,
         )
 
     def predicates(
@@ -217,26 +276,68 @@ class MemoryService:
         as_of: datetime | None = None,
         known_at: datetime | None = None,
     ) -> tuple[Entity, list[Fact]]:
-        """The entity and the facts about it (as subject or object) valid at ``as_of``."""
+        """The entity and every fact about it (as subject or object) valid at ``as_of``."""
+        now = utcnow()
+        page = self.entity_page(
+            tenant_id=tenant_id, entity_id=entity_id, as_of=as_of or now, known_at=known_at or now
+        )
+        facts = list(page.facts)
+        while page.next is not None:
+            incoming, after = page.next
+            page = self.entity_page(
+                tenant_id=tenant_id,
+                entity_id=entity_id,
+                as_of=as_of or now,
+                known_at=known_at or now,
+                incoming=incoming,
+                after=after,
+            )
+            facts += page.facts
+        return page.entity, facts
+
+    def entity_page(
+        self,
+        *,
+        tenant_id: str,
+        entity_id: str,
+        as_of: datetime,
+        known_at: datetime,
+        limit: int = MAX_LIMIT,
+        incoming: bool = False,
+        after: Keyset | None = None,
+    ) -> EntityPage:
+        """A page of the facts about an entity valid at ``as_of``: those it is the subject
+        of, then those it is the object of (a fact about itself is listed once)."""
         ent = self.store.entity(tenant_id=tenant_id, entity_id=entity_id)
         if ent is None:
             raise NotFoundError("entity", entity_id)
-        now = utcnow()
-        out = self.facts(
-            tenant_id=tenant_id,
-            subject=entity_id,
-            as_of=as_of or now,
-            known_at=known_at or now,
-            limit=MAX_LIMIT,
-        )
-        incoming = self.facts(
-            tenant_id=tenant_id,
-            object=entity_id,
-            as_of=as_of or now,
-            known_at=known_at or now,
-            limit=MAX_LIMIT,
-        )
-        return ent, out + [f for f in incoming if f.subject != entity_id]
+        _checked(limit)
+
+        def read(*, by_object: bool, start: Keyset | None, n: int) -> list[Fact]:
+            q = FactQuery(
+                subject=None if by_object else entity_id,
+                object=entity_id if by_object else None,
+                as_of=as_of,
+                known_at=known_at,
+                limit=n,
+                after=start,
+            )
+            return self.store.facts(tenant_id=tenant_id, query=q)
+
+        facts: list[Fact] = []
+        if not incoming:
+            rows = read(by_object=False, start=after, n=limit + 1)
+            if len(rows) > limit:
+                last = rows[limit - 1]
+                return EntityPage(ent, rows[:limit], (False, _keyset(last)))
+            facts, after = rows, None
+        room = limit - len(facts)
+        rows = read(by_object=True, start=after, n=room + 1)
+        taken = rows[:room]
+        facts += [f for f in taken if f.subject != entity_id]  # listed as subject already
+        if len(rows) > room:
+            return EntityPage(ent, facts, (True, _keyset(taken[-1]) if taken else after))
+        return EntityPage(ent, facts, None)
 
     def neighbors(
         self,
@@ -248,9 +349,13 @@ class MemoryService:
         direction: Direction = Direction.BOTH,
         as_of: datetime | None = None,
         known_at: datetime | None = None,
+        limit: int = MAX_NEIGHBORHOOD,
     ) -> Neighborhood:
+        """The subgraph within ``depth`` hops; more than ``limit`` facts is a 422."""
         if not 1 <= depth <= MAX_DEPTH:
             raise invalid(f"depth must be between 1 and {MAX_DEPTH}", field="depth")
+        if not 1 <= limit <= MAX_NEIGHBORHOOD:
+            raise invalid(f"limit must be between 1 and {MAX_NEIGHBORHOOD}", field="limit")
         if self.store.entity(tenant_id=tenant_id, entity_id=entity_id) is None:
             raise NotFoundError("entity", entity_id)
         now = utcnow()
@@ -262,4 +367,15 @@ class MemoryService:
             direction=direction,
             as_of=as_of or now,
             known_at=known_at or now,
+            limit=limit,
         )
+
+
+def _checked(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise invalid(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+    return limit
+
+
+def _keyset(f: Fact) -> Keyset:
+    return (f.subject, f.predicate, f.fact_id)

@@ -17,9 +17,14 @@ Rules (ARCHITECTURE.md, "Time"):
 - a bounded fact replaces exactly its portion: what it overlaps is trimmed around it and
   resumes after its end (SQL:2011 ``FOR PORTION OF``);
 - an equal ``valid_from`` with another statement is a conflict settled by the policy;
-  the same statement again from the same episode is a no-op, from another episode it
-  adds that episode as a source (corroboration);
+  the same statement over the same portion (open, or with the same end) again from the
+  same episode is a no-op, from another episode it adds that episode as a source
+  (corroboration); the same statement with another end is a bounded write like any other;
 - a retraction ends a fact's validity without a replacement.
+
+A corroboration is recorded under the id of the fact it corroborated
+(:func:`ledger_entry`), so when the first source is deleted the fold recreates the fact
+under the same id and the retractions recorded against that id still apply to it.
 """
 
 from __future__ import annotations
@@ -149,13 +154,17 @@ def apply_assertion(
     assert a.source_episode_id is not None
     start, end = a.valid_from, a.valid_to
     same_start = next((i for i in state if i.valid_from == start), None)
-    if same_start is not None:
-        if same_start.claim.same_statement(a.claim):
+    restated = same_start is not None and same_start.claim.same_statement(a.claim)
+    if same_start is not None and restated:
+        # Open: placing it would give exactly this interval again. Bounded with another
+        # end: it replaces that portion (below), it does not corroborate.
+        if end is None or end == same_start.valid_to:
             if a.source_episode_id in same_start.sources:
                 return tuple(state), Outcome(WriteStatus.UNCHANGED, same_start.fact_id)
             merged = replace(same_start, sources=(*same_start.sources, a.source_episode_id))
             rest = [i for i in state if i is not same_start]
             return _sorted([*rest, merged]), Outcome(WriteStatus.CORROBORATED, merged.fact_id)
+    elif same_start is not None:
         policy = a.policy
         if not strict and policy == ConflictPolicy.REJECT:
             # Re-folding after a deletion: this fact was accepted when written, so a clash
@@ -179,6 +188,11 @@ def apply_assertion(
             return tuple(state), Outcome(WriteStatus.KEPT_EXISTING, same_start.fact_id)
 
     new_sources = (a.source_episode_id,)
+    if any(i.fact_id == a.fact_id for i in state):
+        # Only in a re-fold: a corroboration recorded under the id of a fact that is still
+        # there but no longer starts where it did (its first source's interval came back
+        # whole). It becomes an interval of its own, under an id derived from its entry.
+        a = replace(a, fact_id=derived_id(a.fact_id, f"#{a.seq}"))
     if end is None:
         return _place_open(state, a, new_sources)
     return _place_bounded(state, a, new_sources, end)
@@ -227,6 +241,18 @@ def _place_bounded(
             out.append(replace(i, fact_id=piece_id, valid_from=end, supersedes=()))
     out.append(Interval(a.fact_id, start, end, a.claim, sources, tuple(cut)))
     return _sorted(out), Outcome(WriteStatus.CREATED, a.fact_id)
+
+
+def ledger_entry(a: Assertion, outcome: Outcome) -> Assertion:
+    """The ledger entry that records ``a`` given what applying it did.
+
+    A corroboration is recorded under the fact it corroborated: were its first source
+    deleted, folding the rest recreates that fact under the same id, so the retractions
+    and the cuts that name it keep applying to it.
+    """
+    if outcome.status == WriteStatus.CORROBORATED:
+        return replace(a, fact_id=outcome.fact_id)
+    return a
 
 
 def retract(

@@ -28,6 +28,10 @@ KnownAt = Annotated[
     Instant | None,
     Query(description="System time: what the service believed then (RFC 3339); default now"),
 ]
+CursorParam = Annotated[
+    str | None,
+    Query(max_length=4096, description="next_cursor of the previous page"),
+]
 
 
 def problems(*codes: int) -> dict[int | str, dict[str, Any]]:

@@ -6,11 +6,13 @@ from typing import Annotated
 
 from fastapi import Query
 
+from api.cursors import next_cursor, resume
 from api.deps import ServiceDep, TenantDep
-from api.routes.common import AsOf, KnownAt, tenant_router
+from api.routes.common import AsOf, CursorParam, KnownAt, tenant_router
 from api.schemas import EntityPredicates, EntityPublic
+from graph.errors import invalid
 from graph.model import PREDICATE_RE, Direction, Neighborhood
-from graph.service import MAX_DEPTH, MAX_LIMIT
+from graph.service import MAX_DEPTH, MAX_LIMIT, MAX_NEIGHBORHOOD
 
 router = tenant_router("entities")
 
@@ -18,7 +20,7 @@ router = tenant_router("entities")
 @router.get(
     "/{entity_id}",
     response_model=EntityPublic,
-    summary="The entity and its facts (as subject or object) valid at as_of",
+    summary="The entity and its facts (as subject, then object) valid at as_of, paged",
 )
 def get_entity(
     tenant: TenantDep,
@@ -26,11 +28,38 @@ def get_entity(
     service: ServiceDep,
     as_of: AsOf = None,
     known_at: KnownAt = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Facts per page")] = MAX_LIMIT,
+    cursor: CursorParam = None,
 ) -> EntityPublic:
-    entity, facts = service.entity(
-        tenant_id=tenant, entity_id=entity_id, as_of=as_of, known_at=known_at
+    filters: dict[str, str | None] = {"list": "entity", "entity": entity_id}
+    # The keyset: (phase, subject, predicate, fact_id); "in" with empty parts starts the
+    # facts the entity is the object of.
+    at = resume(cursor, filters=filters, as_of=as_of, known_at=known_at, parts=4)
+    incoming, after = False, None
+    if at.after is not None:
+        phase, subject, predicate, fact_id = at.after
+        if phase not in ("out", "in"):
+            raise invalid("not a cursor returned by this API", field="cursor")
+        incoming = phase == "in"
+        after = (subject, predicate, fact_id) if fact_id else None
+    assert at.as_of is not None
+    page = service.entity_page(
+        tenant_id=tenant,
+        entity_id=entity_id,
+        as_of=at.as_of,
+        known_at=at.known_at,
+        limit=limit,
+        incoming=incoming,
+        after=after,
     )
-    return EntityPublic.model_validate({**entity.model_dump(), "facts": facts})
+    nxt = None
+    if page.next is not None:
+        more_incoming, last = page.next
+        keyset = ("in" if more_incoming else "out", *(last or ("", "", "")))
+        nxt = next_cursor(keyset, position=at, filters=filters)
+    return EntityPublic.model_validate(
+        {**page.entity.model_dump(), "facts": page.facts, "next_cursor": nxt}
+    )
 
 
 @router.get(
@@ -50,6 +79,14 @@ def get_neighbors(
     direction: Direction = Direction.BOTH,
     as_of: AsOf = None,
     known_at: KnownAt = None,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_NEIGHBORHOOD,
+            description="At most this many facts; a larger neighbourhood is a 422",
+        ),
+    ] = MAX_NEIGHBORHOOD,
 ) -> Neighborhood:
     names = [p.strip() for raw in predicates or [] for p in raw.split(",") if p.strip()]
     return service.neighbors(
@@ -60,6 +97,7 @@ def get_neighbors(
         direction=direction,
         as_of=as_of,
         known_at=known_at,
+        limit=limit,
     )
 
 

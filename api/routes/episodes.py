@@ -3,27 +3,58 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime
+from typing import Annotated
 
-from fastapi import Response
+from fastapi import Query, Response
 
+from api.cursors import next_cursor, resume
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
-from api.routes.common import BODY_PROBLEMS, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, CursorParam, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
 from extraction import choose_mode, on_episode_created
 from graph.errors import SgamError
 from graph.model import DeleteResult, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
+from graph.service import MAX_LIMIT, MemoryService
 
 router = tenant_router("episodes")
 
 
-def _public(episode: Episode, facts: list[Fact]) -> EpisodePublic:
-    return EpisodePublic.model_validate({**episode.model_dump(), "facts": facts})
-
-
-def _written(episode: Episode, facts: list[Fact], *, created: bool) -> EpisodeWritten:
-    return EpisodeWritten.model_validate(
-        {**episode.model_dump(), "facts": facts, "created": created}
+def _public(episode: Episode, facts: list[Fact], next_cursor: str | None) -> EpisodePublic:
+    return EpisodePublic.model_validate(
+        {**episode.model_dump(), "facts": facts, "next_cursor": next_cursor}
     )
+
+
+def _written(
+    episode: Episode, facts: list[Fact], *, created: bool, next_cursor: str | None = None
+) -> EpisodeWritten:
+    return EpisodeWritten.model_validate(
+        {**episode.model_dump(), "facts": facts, "created": created, "next_cursor": next_cursor}
+    )
+
+
+def _sourced(
+    service: MemoryService,
+    *,
+    tenant: str,
+    episode_id: str,
+    limit: int,
+    cursor: str | None,
+    known_at: datetime | None = None,
+) -> tuple[list[Fact], str | None]:
+    """A page of the facts an episode sourced, and the cursor of the next page."""
+    filters: dict[str, str | None] = {"list": "episode", "episode": episode_id}
+    at = resume(cursor, filters=filters, as_of=None, known_at=known_at, parts=3, pin_as_of=False)
+    after = (at.after[0], at.after[1], at.after[2]) if at.after else None
+    facts, more = service.episode_facts_page(
+        tenant_id=tenant, episode_id=episode_id, known_at=at.known_at, limit=limit, after=after
+    )
+    if not (more and facts):
+        return facts, None
+    last = facts[-1]
+    keyset = (last.subject, last.predicate, last.fact_id)
+    return facts, next_cursor(keyset, position=at, filters=filters)
 
 
 @router.post(
@@ -52,8 +83,10 @@ def create_episode(
     episode, created = service.add_episode(tenant_id=tenant, body=body, status=status)
     if not created:  # idempotent redelivery: writes nothing
         response.status_code = 200
-        facts = service.episode_facts(tenant_id=tenant, episode_id=episode.episode_id)
-        return _written(episode, facts, created=False)
+        facts, nxt = _sourced(
+            service, tenant=tenant, episode_id=episode.episode_id, limit=MAX_LIMIT, cursor=None
+        )
+        return _written(episode, facts, created=False, next_cursor=nxt)
     written: list[Fact] = []
     try:
         if body.facts:
@@ -89,12 +122,18 @@ def create_episode(
 @router.get(
     "/{episode_id}",
     response_model=EpisodePublic,
-    summary="An episode, its status and the facts it sourced",
+    summary="An episode, its status and the facts it sourced (paged)",
 )
-def get_episode(tenant: TenantDep, episode_id: str, service: ServiceDep) -> EpisodePublic:
+def get_episode(
+    tenant: TenantDep,
+    episode_id: str,
+    service: ServiceDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Facts per page")] = MAX_LIMIT,
+    cursor: CursorParam = None,
+) -> EpisodePublic:
     episode = service.get_episode(tenant_id=tenant, episode_id=episode_id)
-    facts = service.episode_facts(tenant_id=tenant, episode_id=episode_id)
-    return _public(episode, facts)
+    facts, nxt = _sourced(service, tenant=tenant, episode_id=episode_id, limit=limit, cursor=cursor)
+    return _public(episode, facts, nxt)
 
 
 @router.delete(

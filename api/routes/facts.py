@@ -2,73 +2,19 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import Body, Query
 
+from api.cursors import next_cursor, resume
 from api.deps import MetricsDep, ServiceDep, TenantDep
-from api.routes.common import BODY_PROBLEMS, AsOf, KnownAt, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, AsOf, CursorParam, KnownAt, problems, tenant_router
 from api.schemas import FactHistory, FactRetract, FactsCreate, FactsPublic
-from graph.errors import SgamError, invalid
 from graph.model import Fact, WriteResult
 from graph.service import MAX_LIMIT
-from graph.timeutil import format_instant, parse_instant, utcnow
+from graph.timeutil import format_instant, parse_instant
 
 router = tenant_router("facts")
-
-
-# -- cursors ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Cursor:
-    """Where a page ended, and the read it belongs to: ``as_of``/``known_at`` are pinned
-    so every page answers the same question, and the filters must stay the same."""
-
-    after: tuple[str, str, str]
-    as_of: datetime
-    known_at: datetime
-    filters: dict[str, str | None]
-
-    def encode(self) -> str:
-        payload = {
-            "v": 1,
-            "after": list(self.after),
-            "as_of": format_instant(self.as_of),
-            "known_at": format_instant(self.known_at),
-            "filters": self.filters,
-        }
-        raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    @classmethod
-    def decode(cls, text: str) -> Cursor:
-        try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-            data = json.loads(raw)
-            after = data["after"]
-            filters = data["filters"]
-            ok = (
-                data.get("v") == 1
-                and isinstance(after, list)
-                and len(after) == 3
-                and all(isinstance(p, str) for p in after)
-                and isinstance(filters, dict)
-                and all(isinstance(v, str | None) for v in filters.values())
-            )
-            if not ok:
-                raise ValueError("unexpected cursor shape")
-            return cls(
-                after=(after[0], after[1], after[2]),
-                as_of=parse_instant(data["as_of"], field="cursor"),
-                known_at=parse_instant(data["known_at"], field="cursor"),
-                filters={str(k): v for k, v in filters.items()},
-            )
-        except (SgamError, ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
-            raise invalid("not a cursor returned by this API", field="cursor") from None
 
 
 # -- writes ----------------------------------------------------------------------------
@@ -119,7 +65,7 @@ def read_facts(
     as_of: AsOf = None,
     known_at: KnownAt = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
-    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    cursor: CursorParam = None,
 ) -> FactsPublic:
     filters: dict[str, str | None] = {
         "subject": subject,
@@ -127,20 +73,8 @@ def read_facts(
         "object": object,
         "memory_type": memory_type,
     }
-    after: tuple[str, str, str] | None = None
-    if cursor is not None:
-        c = Cursor.decode(cursor)
-        if c.filters != filters:
-            raise invalid("the cursor belongs to a read with other filters", field="cursor")
-        for name, given, pinned in (("as_of", as_of, c.as_of), ("known_at", known_at, c.known_at)):
-            if given is not None and given != pinned:
-                raise invalid(
-                    f"the cursor is pinned to {name}={format_instant(pinned)}", field=name
-                )
-        after, as_of, known_at = c.after, c.as_of, c.known_at
-    now = utcnow()
-    as_of = as_of or now
-    known_at = known_at or now
+    at = resume(cursor, filters=filters, as_of=as_of, known_at=known_at, parts=3)
+    after = (at.after[0], at.after[1], at.after[2]) if at.after else None
     fetch = min(limit + 1, MAX_LIMIT)
     rows = service.facts(
         tenant_id=tenant,
@@ -148,29 +82,26 @@ def read_facts(
         predicate=predicate,
         object=object,
         memory_type=memory_type,
-        as_of=as_of,
-        known_at=known_at,
+        as_of=at.as_of,
+        known_at=at.known_at,
         limit=fetch,
         after=after,
     )
     more = len(rows) > limit or (len(rows) == limit == fetch)
     page = rows[:limit]
-    next_cursor: str | None = None
+    nxt: str | None = None
     if more and page:
         last = page[-1]
-        next_cursor = Cursor(
-            after=(last.subject, last.predicate, last.fact_id),
-            as_of=as_of,
-            known_at=known_at,
-            filters=filters,
-        ).encode()
-    return FactsPublic(facts=page, next_cursor=next_cursor)
+        nxt = next_cursor(
+            (last.subject, last.predicate, last.fact_id), position=at, filters=filters
+        )
+    return FactsPublic(facts=page, next_cursor=nxt)
 
 
 @router.get(
     "/history",
     response_model=FactHistory,
-    summary="Every version of one timeline as known at known_at, ordered by valid_from",
+    summary="Every version of one timeline as known at known_at, by valid_from, paged",
 )
 def fact_history(
     tenant: TenantDep,
@@ -179,12 +110,32 @@ def fact_history(
     predicate: str,
     object: str | None = None,
     known_at: KnownAt = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Versions per page")] = MAX_LIMIT,
+    cursor: CursorParam = None,
 ) -> FactHistory:
-    facts = service.history(
+    filters: dict[str, str | None] = {
+        "list": "history",
+        "subject": subject,
+        "predicate": predicate,
+        "object": object,
+    }
+    at = resume(cursor, filters=filters, as_of=None, known_at=known_at, parts=2, pin_as_of=False)
+    after = None
+    if at.after is not None:
+        after = (parse_instant(at.after[0], field="cursor"), at.after[1])
+    rows = service.history(
         tenant_id=tenant,
         subject=subject,
         predicate=predicate,
         object=object,
-        known_at=known_at,
+        known_at=at.known_at,
+        limit=limit + 1,
+        after=after,
     )
-    return FactHistory(facts=facts)
+    page = rows[:limit]
+    nxt: str | None = None
+    if len(rows) > limit:
+        last = page[-1]
+        keyset = (format_instant(last.valid_from), last.fact_id)
+        nxt = next_cursor(keyset, position=at, filters=filters)
+    return FactHistory(facts=page, next_cursor=nxt)

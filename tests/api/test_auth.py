@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from api.auth import KeyRing
 from api.server import ServeRefused, check_bind, is_loopback
 from api.settings import Settings, parse_api_keys
+from graph.model import valid_tenant
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, problem
 from tests.conftest import ROOT
@@ -153,3 +154,53 @@ def test_serve_exits_nonzero_on_refusal(tmp_path: object) -> None:
     assert out.returncode == 1
     assert "refusing to listen on '0.0.0.0' with no API keys configured" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+SECRETS = ("s3cret-one", "s3cret-two", "s3cret-three", "s3cret.four")
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        ("acme:s3cret-one,s3cret-two", "pair 2 has no ':'"),
+        ("acme:s3cret-one,beta:", "pair 2 (tenant 'beta') has an empty key"),
+        ("acme:s3cret-one,s3cret.four:beta", "pair 2: its tenant is not a valid tenant id"),
+        ("acme:s3cret-one,,ACME:s3cret-three", "pair 3: its tenant is not a valid tenant id"),
+    ],
+)
+def test_malformed_api_keys_never_show_a_key(raw: str, where: str) -> None:
+    """Review M7: the startup error printed the whole SGAM_API_KEYS, keys included."""
+    with pytest.raises(pydantic.ValidationError) as info:
+        Settings(api_keys=raw)
+    message = str(info.value)
+    assert where in message
+    assert not any(s in message for s in SECRETS), message
+
+
+def test_serve_with_malformed_keys_prints_no_key() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "api.cli", "serve", "--port", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "SGAM_API_KEYS": "acme:s3cret-one,s3cret-two"},
+    )
+    assert out.returncode != 0
+    assert "pair 2 has no ':'" in out.stderr
+    assert not any(s in out.stderr + out.stdout for s in SECRETS), out.stderr
+
+
+@pytest.mark.parametrize("path_tenant", ["acme%0A", "acme%0a", "%0Aacme"])
+def test_tenant_with_a_newline_is_no_tenant(make_app: AppFactory, path_tenant: str) -> None:
+    """Review L1: "acme\\n" passed the tenant check (re's "$" matches before a final
+    newline): the admin key got a 422 where every other path answers 404."""
+    assert not valid_tenant("acme\n")
+    assert valid_tenant("acme")
+    with TestClient(make_app(api_keys="acme:k-a,*:root")) as client:
+        for key in ("root", "k-a"):
+            r = client.get(f"/v1/tenants/{path_tenant}/facts", headers=_bearer(key))
+            assert problem(r, 404)["title"] == "Not found"
+    with TestClient(make_app()) as client:  # open server
+        problem(client.get(f"/v1/tenants/{path_tenant}/facts"), 404)

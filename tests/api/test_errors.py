@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from api.server import running
 from api.settings import Settings
 from graph.errors import StoreUnavailableError
 from graph.port import Store
@@ -253,6 +256,118 @@ def test_json_the_stores_cannot_hold_is_400(client: TestClient, tenant: str, raw
     assert ok.json()["facts"][0]["value"] == "\U0001f600 1.5e300"
 
 
+NUMBER_SCHEMA = {
+    "predicates": [{"name": "amount", "value_type": "number"}],
+}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["1e400", "-1e400", "nan", "NaN", "-inf", "inf", "Infinity", "9223372036854775808", "1_000"],
+)
+def test_numbers_no_store_can_hold_are_422(client: TestClient, tenant: str, raw: str) -> None:
+    """Review M1: these strings for a number predicate were a 500 (SQLite); now a 422
+    naming the item and the field, and nothing written."""
+    base = _base(tenant)
+    assert client.put(f"{base}/schema", json=NUMBER_SCHEMA).status_code == 200
+    client.post(f"{base}/episodes", json=episode("e1"))
+    batch = {"facts": [fact("a", "amount", value=1), fact("b", "amount", value=raw)]}
+    body = problem(client.post(f"{base}/facts", json=batch), 422)
+    assert [(e["index"], e["field"]) for e in body["errors"]] == [(1, "value")]
+    assert _facts(client, tenant, predicate="amount") == []
+
+
+def test_large_numbers_are_held_alike_on_both_stores(client: TestClient, tenant: str) -> None:
+    """Review M1: "1e20" became an integer past 64 bits, which Neo4j cannot pack (500).
+    A number written with a fraction or an exponent is a double; an integer literal is
+    an integer when it fits 64 bits."""
+    base = _base(tenant)
+    assert client.put(f"{base}/schema", json=NUMBER_SCHEMA).status_code == 200
+    client.post(f"{base}/episodes", json=episode("e1"))
+    cases = {
+        "s1": "1e20",
+        "s2": "-1.5e300",
+        "s3": "9223372036854775807",
+        "s4": "-9223372036854775808",
+        "s5": 1e20,
+        "s6": "12",
+        "s7": "2.50",
+    }
+    batch = {"facts": [fact(s, "amount", value=v) for s, v in cases.items()]}
+    w = client.post(f"{base}/facts", json=batch)
+    assert w.status_code == 201, w.text
+    expected = {
+        "s1": 1e20,
+        "s2": -1.5e300,
+        "s3": 2**63 - 1,
+        "s4": -(2**63),
+        "s5": 1e20,
+        "s6": 12,
+        "s7": 2.5,
+    }
+    assert {f["subject"]: f["value"] for f in w.json()["facts"]} == expected
+    read = {f["subject"]: f["value"] for f in _facts(client, tenant, predicate="amount")}
+    assert read == expected
+    assert isinstance(read["s3"], int)
+    assert isinstance(read["s1"], float)
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An object ``depth`` levels deep: {"k": {"k": ... {} ...}}."""
+    value: dict[str, Any] = {}
+    for _ in range(depth - 1):
+        value = {"k": value}
+    return value
+
+
+def _nested_text(depth: int) -> bytes:
+    return b'{"k": ' * (depth - 1) + b"{}" + b"}" * (depth - 1)
+
+
+@pytest.mark.parametrize("depth", [33, 300, 5000])
+@pytest.mark.parametrize("field", ["metadata", "content"])
+def test_json_nested_beyond_the_limit_is_422_and_stores_nothing(
+    client: TestClient, tenant: str, field: str, depth: int
+) -> None:
+    """Review H3: metadata nested 260-950 deep was stored and then broke every read of
+    it (500); deeper still was a RecursionError. The limit is 32 levels, checked
+    without recursion, before anything is stored."""
+    base = _base(tenant)
+    head = b'{"episode_id": "e1", "kind": "event", "occurred_at": "2026-06-01T09:00:00Z", '
+    other = b'"content": "x"' if field == "metadata" else b'"metadata": {}'
+    raw = head + other + b', "%s": ' % field.encode() + _nested_text(depth) + b"}"
+    r = client.post(f"{base}/episodes", content=raw, headers={"content-type": "application/json"})
+    body = problem(r, 422)
+    (item,) = body["errors"]
+    assert item["field"] == field
+    assert "32" in item["reason"]
+    assert "32" in body["detail"]
+    problem(client.get(f"{base}/episodes/e1"), 404)
+
+
+def test_json_nested_to_the_limit_is_stored_and_read_back(client: TestClient, tenant: str) -> None:
+    base = _base(tenant)
+    deepest = _nested(32)
+    ep = episode("e1", kind="event", content=deepest, metadata=deepest)
+    r = client.post(f"{base}/episodes", json=ep)
+    assert r.status_code == 201, r.text
+    got = client.get(f"{base}/episodes/e1")
+    assert got.status_code == 200, got.text
+    assert got.json()["metadata"] == deepest
+    assert got.json()["content"] == deepest
+    s = client.post(f"{base}/search", json={"query": "content", "scopes": ["episodes"]})
+    assert s.status_code == 200, s.text
+
+
+def test_deep_event_mapping_in_a_schema_is_422(client: TestClient, tenant: str) -> None:
+    base = _base(tenant)
+    schema = {"event_mappings": [_nested(40)]}
+    body = problem(client.put(f"{base}/schema", json=schema), 422)
+    assert body["errors"][0]["field"].startswith("event_mappings")
+    assert "32" in body["errors"][0]["reason"]
+    assert client.get(f"{base}/schema").json()["version"] == 0
+
+
 def test_malformed_and_mistyped_bodies(client: TestClient, tenant: str) -> None:
     base = _base(tenant)
     bad_json = client.post(
@@ -367,3 +482,47 @@ def test_unopenable_sqlite_is_503(store: Store, tmp_path: Path, tenant: str) -> 
         problem(r, 503)
         assert int(r.headers["retry-after"]) >= 1
         problem(client.get(f"{_base(tenant)}/facts"), 503)
+
+
+# -- ids -------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", [".", ".."])
+def test_dot_ids_are_refused(client: TestClient, tenant: str, bad: str) -> None:
+    """Review L2: "." and ".." were stored, but no HTTP client can name them in a path
+    (dot segments are removed), so they could never be fetched or deleted."""
+    base = _base(tenant)
+    problem(client.post(f"{base}/episodes", json=episode(bad)), 422)
+    client.post(f"{base}/episodes", json=episode("e1"))
+    for item in (
+        fact(bad, "city", value="Lyon"),
+        fact("mira", "knows", object=bad),
+        fact("mira", "city", value="Lyon", source_episode_id=bad),
+    ):
+        body = problem(client.post(f"{base}/facts", json={"facts": [item]}), 422)
+        assert "'.' and '..'" in body["detail"]
+    assert _facts(client, tenant) == []
+
+
+TRICKY_IDS = ["...", ".a", "a.", "%", "%2F", "a%2Fb", "%00", "%2e", "%2E%2E", "a?b", "a#b",
+              " a ", "a\\b", "ü", "a;b", "+", "\u2028", "\ufeff"]  # fmt: skip
+
+
+def test_every_accepted_id_is_fetched_back_through_its_url(store: Store, tenant: str) -> None:
+    """Over real HTTP: an id the API accepts can be read back and deleted by its URL."""
+    settings = Settings(port=0, log_level="warning")
+    with running(settings, store=store) as url, httpx.Client(base_url=url) as http:
+        base = f"/v1/tenants/{tenant}"
+        for i, ident in enumerate(TRICKY_IDS):
+            r = http.post(f"{base}/episodes", json=episode(ident))
+            assert r.status_code == 201, (ident, r.text)
+            item = fact(ident, "n", value=i, source_episode_id=ident)
+            w = http.post(f"{base}/facts", json={"facts": [item]})
+            assert w.status_code == 201, (ident, w.text)
+        for ident in TRICKY_IDS:
+            path = quote(ident, safe="")
+            got = http.get(f"{base}/episodes/{path}")
+            assert got.status_code == 200, (ident, got.text)
+            assert got.json()["episode_id"] == ident
+            ent = http.get(f"{base}/entities/{path}")
+            assert ent.status_code == 200, (ident, ent.text)
+            assert ent.json()["entity_id"] == ident
+            assert http.delete(f"{base}/episodes/{path}").status_code == 200, ident

@@ -17,6 +17,7 @@ from graph.temporal import (
     derived_id,
     diff,
     fold,
+    ledger_entry,
     retract,
 )
 
@@ -171,6 +172,86 @@ def test_redelivery_is_a_no_op_and_corroboration_adds_a_source() -> None:
     assert outcome.status == WriteStatus.CORROBORATED
     assert more[0].sources == ("e1", "e2")
     assert more[0].fact_id == state[0].fact_id
+
+
+def retraction(fact_id: str, at: int) -> Assertion:
+    return Assertion(
+        seq=next(_seq), kind="retract", fact_id=fact_id, recorded_at=T0, valid_to=t(at)
+    )
+
+
+def recorded(*assertions: Assertion) -> tuple[tuple[Interval, ...], list[Assertion]]:
+    """Apply each assertion as a write does; the state and the ledger entries it records."""
+    state: tuple[Interval, ...] = ()
+    entries: list[Assertion] = []
+    for a in assertions:
+        if a.kind == "retract":
+            state = retract(state, fact_id=a.fact_id, at=a.valid_to)
+            entries.append(a)
+            continue
+        state, outcome = apply_assertion(state, a)
+        if outcome.status != WriteStatus.UNCHANGED:
+            entries.append(ledger_entry(a, outcome))
+    return state, entries
+
+
+def test_corroborated_retracted_fact_stays_retracted_when_its_first_source_goes() -> None:
+    """Review H1: the retraction names the fact id; the re-fold keeps that id."""
+    e1, e2 = put("A", 0, src="e1", fid="fa"), put("A", 0, src="e2", fid="fb")
+    state, entries = recorded(e1, e2, retraction("fa", 3))
+    assert [(i.fact_id, i.sources) for i in state] == [("fa", ("e1", "e2"))]
+    assert entries[1].fact_id == "fa"  # the corroboration is recorded under "fa"
+    without_e1 = fold(a for a in entries if a.source_episode_id != "e1")
+    assert shape(without_e1) == [("A", 0, 3)]
+    assert [(i.fact_id, i.sources) for i in without_e1] == [("fa", ("e2",))]
+    assert fold(entries) == state  # the full ledger still folds to what was written
+
+
+def test_refold_of_a_corroboration_whose_fact_came_back_whole_gets_its_own_id() -> None:
+    """X cut A's head, e2 then corroborated A's remainder at 2. Deleting X gives A back
+    from 0, so e2's entry (recorded under A's id) no longer starts a fact: it cuts A at 2
+    as any statement would, under an id of its own, never a second "fa"."""
+    a, x = put("A", 0, src="e1", fid="fa"), put("X", -1, 2, src="e3", fid="fx")
+    e2 = put("A", 2, src="e2", fid="fe")
+    state, entries = recorded(a, x, e2)
+    assert shape(state) == [("X", -1, 2), ("A", 2, None)]
+    assert [(i.fact_id, i.sources) for i in state][1] == ("fa", ("e1", "e2"))
+    refolded = fold(e for e in entries if e.source_episode_id != "e3")
+    check_invariants(refolded)
+    assert shape(refolded) == [("A", 0, 2), ("A", 2, None)]
+    ids = [i.fact_id for i in refolded]
+    assert ids[0] == "fa"
+    assert ids[1] == derived_id("fa", f"#{entries[2].seq}")
+    assert refolded[1].sources == ("e2",)
+    assert fold(e for e in entries if e.source_episode_id != "e3") == refolded  # stable
+
+
+def test_same_statement_with_another_end_is_a_bounded_write() -> None:
+    """Review M3: restating with a valid_to replaces exactly that portion."""
+    a = put("A", 0, src="e1", fid="fa")
+    b = put("A", 0, 3, src="e2", fid="fb")
+    state, outcome = apply_assertion(run(a), b)
+    assert outcome.status == WriteStatus.CREATED
+    assert shape(state) == [("A", 0, 3), ("A", 3, None)]
+    assert [(i.fact_id, i.sources, i.supersedes) for i in state] == [
+        ("fb", ("e2",), ("fa",)),
+        ("fa", ("e1",), ()),
+    ]
+    # From the same episode with another end it is a write too, not a no-op.
+    again, outcome = apply_assertion(run(a), put("A", 0, 3, src="e1", fid="fc"))
+    assert outcome.status == WriteStatus.CREATED
+    assert shape(again) == [("A", 0, 3), ("A", 3, None)]
+    # The same portion again corroborates it; an open restatement corroborates whatever
+    # interval starts there (placing it would give that interval back).
+    same, outcome = apply_assertion(state, put("A", 0, 3, src="e3"))
+    assert (outcome.status, outcome.fact_id, same[0].sources) == (
+        WriteStatus.CORROBORATED,
+        "fb",
+        ("e2", "e3"),
+    )
+    opened, outcome = apply_assertion(state, put("A", 0, src="e3"))
+    assert (outcome.status, outcome.fact_id) == (WriteStatus.CORROBORATED, "fb")
+    assert shape(opened) == shape(state)
 
 
 def test_retraction_ends_validity_and_refuses_impossible_ends() -> None:

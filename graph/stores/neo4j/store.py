@@ -25,7 +25,7 @@ from neo4j import Transaction
 
 from graph.errors import ConflictError, invalid
 from graph.model import TYPE_RE, Direction, Entity, Episode, Fact, FactQuery, Neighborhood
-from graph.schema import MemorySchema
+from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
 from graph.stores.neo4j.codec import (
     Row,
@@ -49,6 +49,7 @@ from graph.temporal import Assertion
 from graph.timeutil import utcnow
 
 DEFAULT_EMBEDDING_DIM = 384
+NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
 PURGE_BATCH = 5000
 SCHEMA_PUT_ATTEMPTS = 5
 _type_re = re.compile(TYPE_RE)
@@ -128,7 +129,7 @@ class Neo4jLedgerTx:
             return
         for e in entities:
             # The type becomes a label: only a name of the whitelisted shape may get there.
-            if not _type_re.match(e.entity_type):
+            if not _type_re.fullmatch(e.entity_type):
                 raise invalid(
                     f"entity type {e.entity_type!r} is not a type name", field="entity_type"
                 )
@@ -381,6 +382,8 @@ class Neo4jStore:
         predicate: str,
         object: str | None,
         known_at: datetime,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Fact]:
         rows = self._run(
             "facts.history",
@@ -390,6 +393,9 @@ class Neo4jStore:
                 "predicate": predicate,
                 "object": object,
                 "known_at": to_neo(known_at),
+                "after_from": to_neo(after[0]) if after else None,
+                "after_fact": after[1] if after else None,
+                "limit": NO_LIMIT if limit is None else limit,
             },
         )
         return [fact_from_props(r["fact"]) for r in rows]
@@ -412,10 +418,11 @@ class Neo4jStore:
         direction: Direction,
         as_of: datetime,
         known_at: datetime,
+        limit: int | None = None,
     ) -> Neighborhood:
-        """Breadth first (graph.traversal), one ``graph.hop`` template call per level."""
+        """Breadth first (graph.stores.traversal), one ``graph.hop`` template call per level."""
 
-        def hop(frontier: list[str]) -> list[Fact]:
+        def hop(frontier: list[str], cap: int | None) -> list[Fact]:
             rows = self._run(
                 "graph.hop",
                 {
@@ -426,18 +433,19 @@ class Neo4jStore:
                     "predicates": list(predicates) if predicates else None,
                     "as_of": to_neo(as_of),
                     "known_at": to_neo(known_at),
+                    "limit": NO_LIMIT if cap is None else cap,
                 },
             )
             return [fact_from_props(r["fact"]) for r in rows]
 
-        seen, ordered = breadth_first(entity_id, depth, hop)
+        seen, ordered = breadth_first(entity_id, depth, hop, limit)
         ents = self._entities(tenant_id=tenant_id, entity_ids=sorted(seen))
         return Neighborhood(entities=ents, facts=ordered)
 
     # -- schemas ---------------------------------------------------------------------------
     def get_schema(self, *, tenant_id: str) -> MemorySchema | None:
         rows = self._run("schemas.get", {"tenant_id": tenant_id})
-        return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
+        return schema_from_json(rows[0]["body_json"]) if rows else None
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
         """Next version number; a concurrent put of the same number loses on the

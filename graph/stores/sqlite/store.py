@@ -18,7 +18,7 @@ from typing import Any
 
 from graph.errors import ConflictError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
-from graph.schema import MemorySchema
+from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
 from graph.stores.sqlite.codec import (
     FACT_COLUMN_COUNT,
@@ -365,6 +365,8 @@ class SqliteStore:
         predicate: str,
         object: str | None,
         known_at: datetime,
+        limit: int | None = None,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Fact]:
         sql = (
             f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND subject = :subject"  # noqa: S608
@@ -379,7 +381,13 @@ class SqliteStore:
         if object is not None:
             sql += " AND object = :object"
             params["object"] = object
+        if after is not None:  # keyset cursor: strictly after (valid_from, fact_id)
+            sql += " AND (valid_from, fact_id) > (:a_from, :a_fact)"
+            params.update(a_from=to_db(after[0]), a_fact=after[1])
         sql += " ORDER BY valid_from, fact_id"
+        if limit is not None:
+            sql += " LIMIT :limit"
+            params["limit"] = limit
         return [fact_from_row(r) for r in self.conn.read(sql, params)]
 
     def entity(self, *, tenant_id: str, entity_id: str) -> Entity | None:
@@ -398,8 +406,9 @@ class SqliteStore:
         direction: Direction,
         as_of: datetime,
         known_at: datetime,
+        limit: int | None = None,
     ) -> Neighborhood:
-        def hop(ids: list[str]) -> list[Fact]:
+        def hop(ids: list[str], cap: int | None) -> list[Fact]:
             conds = []
             if direction in (Direction.OUT, Direction.BOTH):
                 conds.append(f"subject IN ({in_list(ids)})")
@@ -416,9 +425,12 @@ class SqliteStore:
             if predicates:
                 sql += f" AND predicate IN ({in_list(predicates)})"
                 params += list(predicates)
+            if cap is not None:
+                sql += " LIMIT ?"
+                params.append(cap)
             return [fact_from_row(r) for r in self.conn.read(sql, params)]
 
-        seen, ordered = breadth_first(entity_id, depth, hop)
+        seen, ordered = breadth_first(entity_id, depth, hop, limit)
         ents = [
             e for e in (self.entity(tenant_id=tenant_id, entity_id=i) for i in sorted(seen)) if e
         ]
@@ -430,7 +442,7 @@ class SqliteStore:
             "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version DESC LIMIT 1",
             (tenant_id,),
         )
-        return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
+        return schema_from_json(rows[0]["body_json"]) if rows else None
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
         with self.conn.write() as c:

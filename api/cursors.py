@@ -1,0 +1,117 @@
+"""Opaque keyset cursors for every paged list of the API.
+
+A cursor says where a page ended and which read it belongs to: the list and its filters
+must stay the same, and ``as_of``/``known_at`` are pinned, so every page answers the
+same question even while writes go on. Lists never stop silently: a page that is not
+the last carries ``next_cursor``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from graph.errors import SgamError, invalid
+from graph.timeutil import format_instant, parse_instant, utcnow
+
+MAX_AFTER_PARTS = 4
+
+
+@dataclass(frozen=True)
+class Cursor:
+    after: tuple[str, ...]  # the keyset position of the last row of the page ("" parts ok)
+    as_of: datetime | None  # None: a read at any valid time
+    known_at: datetime
+    filters: dict[str, str | None]  # the list and its filters
+
+    def encode(self) -> str:
+        payload = {
+            "v": 1,
+            "after": list(self.after),
+            "as_of": None if self.as_of is None else format_instant(self.as_of),
+            "known_at": format_instant(self.known_at),
+            "filters": self.filters,
+        }
+        raw = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            data = json.loads(raw)
+            after = data["after"]
+            filters = data["filters"]
+            as_of = data["as_of"]
+            ok = (
+                data.get("v") == 1
+                and isinstance(after, list)
+                and len(after) <= MAX_AFTER_PARTS
+                and all(isinstance(p, str) for p in after)
+                and isinstance(filters, dict)
+                and all(isinstance(v, str | None) for v in filters.values())
+                and isinstance(as_of, str | None)
+            )
+            if not ok:
+                raise ValueError("unexpected cursor shape")
+            return cls(
+                after=tuple(after),
+                as_of=None if as_of is None else parse_instant(as_of, field="cursor"),
+                known_at=parse_instant(data["known_at"], field="cursor"),
+                filters={str(k): v for k, v in filters.items()},
+            )
+        except (SgamError, ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+            raise invalid("not a cursor returned by this API", field="cursor") from None
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a read starts: after this keyset position (None: from the start), at these
+    times (pinned by the cursor, or the request's, or now)."""
+
+    after: tuple[str, ...] | None
+    as_of: datetime | None
+    known_at: datetime
+
+
+def resume(
+    cursor: str | None,
+    *,
+    filters: dict[str, str | None],
+    as_of: datetime | None,
+    known_at: datetime | None,
+    parts: int,
+    pin_as_of: bool = True,
+) -> Position:
+    """The position a request asks for; a cursor must belong to this very read.
+
+    ``pin_as_of`` is False for reads at any valid time (no ``as_of`` at all).
+    """
+    now = utcnow()
+    if cursor is None:
+        return Position(
+            after=None,
+            as_of=(as_of or now) if pin_as_of else None,
+            known_at=known_at or now,
+        )
+    c = Cursor.decode(cursor)
+    if c.filters != filters:
+        raise invalid("the cursor belongs to a read with other filters", field="cursor")
+    if len(c.after) not in (0, parts):
+        raise invalid("not a cursor returned by this API", field="cursor")
+    for name, given, pinned in (("as_of", as_of, c.as_of), ("known_at", known_at, c.known_at)):
+        if given is not None and given != pinned:
+            shown = "none" if pinned is None else format_instant(pinned)
+            raise invalid(f"the cursor is pinned to {name}={shown}", field=name)
+    return Position(after=c.after or None, as_of=c.as_of, known_at=c.known_at)
+
+
+def next_cursor(
+    after: tuple[str, ...], *, position: Position, filters: dict[str, str | None]
+) -> str:
+    return Cursor(
+        after=after, as_of=position.as_of, known_at=position.known_at, filters=filters
+    ).encode()

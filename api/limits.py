@@ -1,0 +1,77 @@
+"""Limits the HTTP layer checks on a raw JSON body, before anything parses it.
+
+Python's JSON parser and pydantic's serializer recurse: a body nested thousands deep is a
+RecursionError (a 500) before any model sees it. So the body's nesting is measured
+first, without recursion and in linear passes of the regex engine; a body nesting deeper
+than free-form JSON may (:data:`graph.model.MAX_JSON_DEPTH`) plus the few levels of the
+request's own envelope is refused with a 422 naming the top-level member that holds it.
+Fields within the bound are checked exactly by the models themselves.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.errors import ItemError, ValidationError
+from graph.model import MAX_JSON_DEPTH, too_deep
+
+# The deepest envelope around a free-form field: the schema's event_mappings[i] (2).
+ENVELOPE_DEPTH = 8
+MAX_BODY_DEPTH = MAX_JSON_DEPTH + ENVELOPE_DEPTH
+
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+
+
+def nests_deeper_than(body: bytes, limit: int) -> bool:
+    """Whether the JSON text ``body`` nests objects and arrays more than ``limit`` deep.
+
+    Strings are cut out, then every innermost ``[]``/``{}`` pair is removed once per
+    level: ``limit`` passes at most, each linear. Unbalanced text answers False and is
+    left to the parser, which calls it malformed.
+    """
+    brackets = _outside_strings(body).translate(None, _NOT_BRACKET)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        reduced = _EMPTY_PAIR.sub(b"", brackets)
+        if reduced == brackets:
+            return False
+        brackets = reduced
+    return bool(brackets) and _EMPTY_PAIR.search(brackets) is not None
+
+
+def _outside_strings(body: bytes) -> bytes:
+    """The JSON text without its strings, by bytes operations only (no per-string work).
+
+    Escapes go first: an escaped backslash, then an escaped quote (in that order, so
+    ``\\\\"`` stays a closing quote); every quote left delimits a string, so the
+    text between quote 2k and 2k+1 is outside.
+    """
+    flat = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(flat.split(b'"')[::2])
+
+
+def _member_too_deep(body: bytes, limit: int) -> str | None:
+    """The top-level member in which the body first nests past ``limit`` levels."""
+    depth = 0
+    member: str | None = None
+    for m in _TOKEN.finditer(body):
+        token = m.group()
+        if token[:1] == b'"':
+            if depth == 1:
+                member = token[1:-1].decode("utf-8", "replace")  # the last key seen
+            continue
+        depth += 1 if token in (b"[", b"{") else -1
+        if depth > limit:
+            return member
+    return None
+
+
+def body_nesting_error(body: bytes) -> ValidationError | None:
+    """A 422 for a JSON body nested deeper than :data:`MAX_BODY_DEPTH`, else None."""
+    if not nests_deeper_than(body, MAX_BODY_DEPTH):
+        return None
+    member = _member_too_deep(body, MAX_BODY_DEPTH)
+    return ValidationError([ItemError(reason=too_deep(MAX_JSON_DEPTH), field=member)])
