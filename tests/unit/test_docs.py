@@ -25,10 +25,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.replay import STEP_KINDS, ServiceBackend, replay
+from api.local import LocalClient
+from api.replay import STEP_KINDS, ClientBackend, replay
 from api.settings import Settings
 from extraction.settings import ExtractionSettings
-from graph.service import MemoryService
 from graph.stores import open_store
 from tests.conftest import ROOT, SCENARIOS
 
@@ -194,7 +194,7 @@ def test_the_example_scenarios_pass(path: Path, tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path}/{path.stem}.db")
     out = io.StringIO()
     try:
-        code = replay(path, ServiceBackend(MemoryService(store)), out)
+        code = replay(path, ClientBackend(LocalClient(store)), out)
     finally:
         store.close()
     assert code == 0, out.getvalue()
