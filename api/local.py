@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypeVar, get_origin, get_type_hints
 from urllib.parse import unquote
 
 import pydantic
 from fastapi import Response, params
+from fastapi.exceptions import RequestValidationError
 
 from api.auth import OPEN, KeyRing, authorize
 from api.client import Call, SgamAPIError, SyncClient, api_error
@@ -48,7 +49,12 @@ def problem_of(error: SgamError, *, instance: str) -> SgamAPIError:
 
 def invalid_input(error: pydantic.ValidationError, *, location: str, instance: str) -> SgamAPIError:
     """The 422 the API answers for a body or query its models refuse, item by item."""
-    items = validation_items([{**e, "loc": (location, *e["loc"])} for e in error.errors()])
+    return invalid_items([{**e, "loc": (location, *e["loc"])} for e in error.errors()], instance)
+
+
+def invalid_items(errors: Sequence[Any], instance: str) -> SgamAPIError:
+    """The 422 for validation errors whose locations are already the API's."""
+    items = validation_items(errors)
     detail = "; ".join(_describe(i) for i in items)  # the server's own wording
     slug, title = HTTP_PROBLEMS[422]
     problem = Problem.model_validate(
@@ -118,6 +124,8 @@ class LocalClient(SyncClient):
             return handler(self, call, given)
         except SgamError as e:
             raise problem_of(e, instance=unquote(call.path)) from e
+        except RequestValidationError as e:  # a route that parses its raw body itself
+            raise invalid_items(e.errors(), unquote(call.path)) from e
 
     @staticmethod
     def _body(model: type[M], call: Call[Any]) -> M:
