@@ -183,7 +183,7 @@ def test_serve_with_malformed_keys_prints_no_key() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,  # a guard, not a timing: imports are slow on a busy machine
         check=False,
         env={"PATH": "/usr/bin:/bin", "SGAM_API_KEYS": "acme:s3cret-one,s3cret-two"},
     )
