@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from graph.errors import ConflictError, invalid
+from graph.errors import ConflictError, StoreUnavailableError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.schema import MemorySchema
 from graph.stores.codec import episode_hash
@@ -89,7 +89,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS facts_one_open
   ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL AND valid_to IS NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS facts_current_id
   ON facts (tenant_id, fact_id) WHERE retired_at IS NULL;
-CREATE INDEX IF NOT EXISTS facts_timeline ON facts (tenant_id, timeline_key, retired_at);
+-- Only current versions are looked up by timeline (the write path); a partial index
+-- stays small and a retired version leaves it.
+CREATE INDEX IF NOT EXISTS facts_timeline_current
+  ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL;
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_source ON facts (tenant_id, source_episode_id);
@@ -99,6 +102,13 @@ CREATE TABLE IF NOT EXISTS schemas (
   PRIMARY KEY (tenant_id, version)
 );
 """
+
+# PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
+# new one); MIGRATIONS[n] takes a file from version n to n + 1.
+FILE_VERSION = 1
+MIGRATIONS: dict[int, str] = {
+    0: "DROP INDEX IF EXISTS facts_timeline;",
+}
 
 TENANT_TABLES = (
     "entities",
@@ -275,7 +285,23 @@ class SqliteStore:
 
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
-        self.conn.executescript(SCHEMA_SQL + QUEUE_SQL + SEARCH_SQL)
+        """Create or migrate the file; refuse one written by a newer sgam."""
+        found = int(self.conn.read("PRAGMA user_version")[0][0])
+        if found > FILE_VERSION:
+            raise StoreUnavailableError(
+                f"{self.path} has layout version {found}, newer than this sgam's"
+                f" {FILE_VERSION}: upgrade sgam, or export it with the newer one"
+                " (sgam export --ledger) and import --restore it here"
+            )
+        script = "".join(MIGRATIONS[v] for v in range(found, FILE_VERSION))
+        self.conn.executescript(
+            "BEGIN;"
+            + script
+            + SCHEMA_SQL
+            + QUEUE_SQL
+            + SEARCH_SQL
+            + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
+        )
 
     def close(self) -> None:
         self.conn.close()
