@@ -38,6 +38,18 @@ from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
+from graph.transfer import (
+    PAGE,
+    Record,
+    RecordType,
+    assertion_record,
+    entity_record,
+    episode_record,
+    mention_record,
+    restore_records,
+    schema_record,
+    version_record,
+)
 from graph.timeutil import from_db, to_db, utcnow
 
 SCHEMA_SQL = """
@@ -250,6 +262,28 @@ class SqliteLedgerTx:
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+_EXPORTS: dict[str, tuple[str, str, str]] = {
+    # kind: (table, keyset cursor columns, selected columns)
+    "entity": ("entities", "entity_id", "*"),
+    "episode": ("episodes", "episode_id", "*"),
+    "mention": ("episode_mentions", "episode_id, entity_id", "*"),
+    "version": ("facts", "version_id", FACT_COLUMNS),
+    "assertion": ("assertions", "rowid_", "*"),
+}
+
+
+def _export_record(kind: str, r: sqlite3.Row) -> Record:
+    if kind == "entity":
+        return entity_record(entity_from_row(r))
+    if kind == "episode":
+        return episode_record(episode_from_row(r))
+    if kind == "mention":
+        return mention_record(r["episode_id"], r["entity_id"])
+    if kind == "version":
+        return version_record(fact_from_row(r), key=r["timeline_key"])
+    return assertion_record(assertion_from_row(r), key=r["timeline_key"])
 
 
 class SqliteStore:
@@ -470,6 +504,44 @@ class SqliteStore:
                 (tenant_id, stored.version, stored.model_dump_json(), to_db(utcnow())),
             )
         return stored
+
+    # -- export and restore (graph.transfer) -------------------------------------------
+    def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
+        """Every record of one type, in pages of :data:`PAGE` after a keyset cursor."""
+        if kind == "schema":
+            for r in self.conn.read(
+                "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version", (tenant_id,)
+            ):
+                yield schema_record(MemorySchema.model_validate_json(r["body_json"]))
+            return
+        table, cursor, columns = _EXPORTS[kind]
+        after: tuple[Any, ...] | None = None
+        while True:
+            # Table and column names come from the fixed _EXPORTS table only.
+            sql = f"SELECT {columns} FROM {table} WHERE tenant_id = ?"  # noqa: S608
+            params: list[Any] = [tenant_id]
+            if after is not None:
+                sql += f" AND ({cursor}) > ({in_list(after)})"
+                params += after
+            rows = self.conn.read(sql + f" ORDER BY {cursor} LIMIT {PAGE}", params)
+            for r in rows:
+                yield _export_record(kind, r)
+            if len(rows) < PAGE:
+                return
+            after = tuple(rows[-1][c.strip()] for c in cursor.split(","))
+
+    def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
+        def put_episode(e: Episode) -> None:
+            self.put_episode(episode=e)
+            self.save_episode_state(episode=e)
+
+        restore_records(
+            self.transaction,
+            put_episode=put_episode,
+            put_schema=lambda s: None if self.put_schema(tenant_id=tenant_id, schema=s) else None,
+            tenant_id=tenant_id,
+            records=records,
+        )
 
     # -- administration ----------------------------------------------------------------
     def purge_tenant(self, *, tenant_id: str) -> None:
