@@ -132,7 +132,9 @@ def restore_records(
     else:
         with transaction() as tx:
             if kind == "entity":
-                ents = [Entity.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
+                ents = [
+                    Entity.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records
+                ]
                 tx.upsert_entities(tenant_id=tenant_id, entities=ents)
             elif kind == "mention":
                 pairs = [(str(r["episode_id"]), str(r["entity_id"])) for r in records]

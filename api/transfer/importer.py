@@ -134,7 +134,9 @@ class ServiceSink:
 
     def facts(self, deltas: list[MemoryDelta], *, policy: ConflictPolicy) -> Written:
         try:
-            result = self.service.write_facts(tenant_id=self.tenant_id, deltas=deltas, policy=policy)
+            result = self.service.write_facts(
+                tenant_id=self.tenant_id, deltas=deltas, policy=policy
+            )
         except SgamError as e:
             raise Refused(_from_error(e, f"/v1/tenants/{self.tenant_id}/facts")) from e
         return _count(result.outcomes)
@@ -298,8 +300,11 @@ def import_lines(
         try:
             if raw is None:
                 raise Refused(
-                    _problem(413, f"a line is over the limit of {MAX_LINE_BYTES} bytes",
-                             limit=MAX_LINE_BYTES)
+                    _problem(
+                        413,
+                        f"a line is over the limit of {MAX_LINE_BYTES} bytes",
+                        limit=MAX_LINE_BYTES,
+                    )
                 )
             body = parse_line(raw)
             if body is None:
@@ -308,7 +313,9 @@ def import_lines(
                 flush()  # keep file order: later lines may cite this episode
                 report.add(sink.episode(body, policy=policy or ConflictPolicy.REJECT))
             else:
-                line_policy = body.conflict_policy if "conflict_policy" in body.model_fields_set else policy
+                line_policy = (
+                    body.conflict_policy if "conflict_policy" in body.model_fields_set else policy
+                )
                 if pending.lines and (
                     line_policy != pending.policy or pending.size + len(body.facts) > limit
                 ):

@@ -29,7 +29,9 @@ SUBJECTS = ("ann", "bob", "cyd")
 PREDICATES = ("city", "tier")
 
 
-def random_history(svc: MemoryService, tenant: str, *, seed: int, steps: int = 60) -> list[datetime]:
+def random_history(
+    svc: MemoryService, tenant: str, *, seed: int, steps: int = 60
+) -> list[datetime]:
     """Write a random history; return instants between writes (known_at probes)."""
     rng = random.Random(seed)
     marks: list[datetime] = []
@@ -61,18 +63,23 @@ def random_history(svc: MemoryService, tenant: str, *, seed: int, steps: int = 6
                 if current:
                     svc.retract(tenant_id=tenant, fact_id=rng.choice(current).fact_id)
             elif len(episodes) > 1:
-                svc.delete_episode(tenant_id=tenant, episode_id=episodes.pop(rng.randrange(len(episodes))))
+                svc.delete_episode(
+                    tenant_id=tenant, episode_id=episodes.pop(rng.randrange(len(episodes)))
+                )
         except SgamError:
             pass  # a refused conflict is part of the history too: it wrote nothing
         marks.append(utcnow())
     return marks
 
 
-def _all(store: Store, tenant: str, *, as_of: datetime | None, known_at: datetime) -> Iterator[Fact]:
+def _all(
+    store: Store, tenant: str, *, as_of: datetime | None, known_at: datetime
+) -> Iterator[Fact]:
     after = None
     while True:
         page = store.facts(
-            tenant_id=tenant, query=FactQuery(as_of=as_of, known_at=known_at, limit=200, after=after)
+            tenant_id=tenant,
+            query=FactQuery(as_of=as_of, known_at=known_at, limit=200, after=after),
         )
         yield from page
         if len(page) < 200:
@@ -93,11 +100,14 @@ def answers(store: Store, tenant: str, marks: list[datetime]) -> dict[str, objec
     for k in marks:
         for a in days:
             out[f"{a}|{k}"] = sorted(
-                f.model_dump_json(exclude={"tenant_id"}) for f in _all(store, tenant, as_of=a, known_at=k)
+                f.model_dump_json(exclude={"tenant_id"})
+                for f in _all(store, tenant, as_of=a, known_at=k)
             )
         for s in SUBJECTS:
             for p in PREDICATES:
-                hist = store.history(tenant_id=tenant, subject=s, predicate=p, object=None, known_at=k)
+                hist = store.history(
+                    tenant_id=tenant, subject=s, predicate=p, object=None, known_at=k
+                )
                 out[f"h|{s}|{p}|{k}"] = [f.model_dump_json(exclude={"tenant_id"}) for f in hist]
     return out
 
@@ -125,7 +135,8 @@ def test_sqlite_to_sqlite_restores_every_answer(tmp_path: Path, seed: int) -> No
         text = copy(a, "t1", b, "t2")
         assert answers(b, "t2", marks) == answers(a, "t1", marks)
         assert ledger(b, "t2") == text  # the same rows, ids and times, record for record
-        assert '"type":"assertion"' in text and '"type":"version"' in text
+        assert '"type":"assertion"' in text
+        assert '"type":"version"' in text
     finally:
         a.close()
         b.close()

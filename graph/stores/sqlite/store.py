@@ -38,6 +38,7 @@ from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
+from graph.timeutil import from_db, to_db, utcnow
 from graph.transfer import (
     PAGE,
     Record,
@@ -50,7 +51,6 @@ from graph.transfer import (
     schema_record,
     version_record,
 )
-from graph.timeutil import from_db, to_db, utcnow
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -535,10 +535,13 @@ class SqliteStore:
             self.put_episode(episode=e)
             self.save_episode_state(episode=e)
 
+        def put_schema(s: MemorySchema) -> None:
+            self.put_schema(tenant_id=tenant_id, schema=s)
+
         restore_records(
             self.transaction,
             put_episode=put_episode,
-            put_schema=lambda s: None if self.put_schema(tenant_id=tenant_id, schema=s) else None,
+            put_schema=put_schema,
             tenant_id=tenant_id,
             records=records,
         )
