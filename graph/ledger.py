@@ -7,7 +7,10 @@ caller's transaction, so a failure anywhere writes nothing.
 
 from __future__ import annotations
 
+import itertools
 import json
+import secrets
+import time
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -23,7 +26,6 @@ from graph.model import (
     WriteResult,
     WriteStatus,
     canonical_value,
-    new_id,
 )
 from graph.port import LedgerTx
 from graph.schema import CheckedFact, MemorySchema, check_delta
@@ -84,12 +86,26 @@ def interval_of(fact: Fact) -> Interval:
     )
 
 
+_SEQUENCE = itertools.count()
+
+
+def ordered_id(prefix: str) -> str:
+    """A unique id whose text order follows creation order (microsecond clock, a counter,
+    random bits), in the same ``prefix_<32 hex>`` form as :func:`graph.model.new_id`.
+
+    Versions and facts are indexed by id; random ids land all over those B-trees, ordered
+    ones append at their end, which made bulk writes markedly cheaper.
+    """
+    stamp = time.time_ns() // 1000
+    return f"{prefix}_{stamp:014x}{next(_SEQUENCE) & 0xFFFFFF:06x}{secrets.randbits(48):012x}"
+
+
 def fact_of(i: Interval, *, tenant_id: str, recorded_at: datetime) -> Fact:
     c = i.claim
     return Fact(
         tenant_id=tenant_id,
         fact_id=i.fact_id,
-        version_id=new_id("v"),
+        version_id=ordered_id("v"),
         subject=c.subject,
         subject_type=c.subject_type,
         predicate=c.predicate,
@@ -182,7 +198,7 @@ def write_facts(
         a = Assertion(
             seq=base_seq + idx,
             kind="assert",
-            fact_id=new_id("f"),
+            fact_id=ordered_id("f"),
             recorded_at=now,
             valid_from=c.valid_from,
             valid_to=c.valid_to,
@@ -362,6 +378,7 @@ __all__ = [
     "fact_of",
     "interval_of",
     "key_of",
+    "ordered_id",
     "retract_fact",
     "timeline_key",
     "write_facts",

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import typer
 
-from api.cli import entities, episodes, facts, replay, retrieval, schema, service
+from api.cli import entities, episodes, facts, replay, retrieval, schema, service, transfer
 from api.cli.core import EXIT_STATUS, Exit
 
-COMMANDS = (service, replay, facts, entities, retrieval, episodes, schema)
+COMMANDS = (service, replay, facts, entities, retrieval, episodes, schema, transfer)
 
 
 def build() -> typer.Typer:

@@ -27,6 +27,7 @@ from graph.errors import ConflictError, invalid
 from graph.model import TYPE_RE, Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
+from graph.stores.neo4j import transfer
 from graph.stores.neo4j.codec import (
     Row,
     assertion_from_props,
@@ -47,6 +48,7 @@ from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import utcnow
+from graph.transfer import Record, RecordType, restore_records
 
 DEFAULT_EMBEDDING_DIM = 384
 NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
@@ -471,6 +473,26 @@ class Neo4jStore:
         raise AssertionError("unreachable")
 
     # -- administration --------------------------------------------------------------------
+    # -- export and restore (graph.transfer; the queries in graph.stores.neo4j.transfer) --
+    def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
+        return transfer.export_records(self.conn, tenant_id=tenant_id, kind=kind)
+
+    def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
+        def put_episode(e: Episode) -> None:
+            self.put_episode(episode=e)
+            self.save_episode_state(episode=e)
+
+        def put_schema(s: MemorySchema) -> None:
+            self.put_schema(tenant_id=tenant_id, schema=s)
+
+        restore_records(
+            self.transaction,
+            put_episode=put_episode,
+            put_schema=put_schema,
+            tenant_id=tenant_id,
+            records=records,
+        )
+
     def purge_tenant(self, *, tenant_id: str) -> None:
         """Delete everything of one tenant, in bounded batches."""
         # Its review lists first: they cite episodes.

@@ -42,6 +42,10 @@ class SqliteConnection:
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA busy_timeout = 30000")
             conn.execute("PRAGMA foreign_keys = ON")
+            # Bulk writes touch several indexes per row: a 64 MiB page cache keeps their
+            # upper levels in memory; WAL + synchronous=NORMAL stays durable at checkpoints.
+            conn.execute("PRAGMA cache_size = -65536")
+            conn.execute("PRAGMA temp_store = MEMORY")
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from graph.errors import ConflictError, invalid
+from graph.errors import ConflictError, StoreUnavailableError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
@@ -39,6 +39,18 @@ from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
+from graph.transfer import (
+    PAGE,
+    Record,
+    RecordType,
+    assertion_record,
+    entity_record,
+    episode_record,
+    mention_record,
+    restore_records,
+    schema_record,
+    version_record,
+)
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -89,7 +101,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS facts_one_open
   ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL AND valid_to IS NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS facts_current_id
   ON facts (tenant_id, fact_id) WHERE retired_at IS NULL;
-CREATE INDEX IF NOT EXISTS facts_timeline ON facts (tenant_id, timeline_key, retired_at);
+-- Only current versions are looked up by timeline (the write path); a partial index
+-- stays small and a retired version leaves it.
+CREATE INDEX IF NOT EXISTS facts_timeline_current
+  ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL;
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_source ON facts (tenant_id, source_episode_id);
@@ -99,6 +114,13 @@ CREATE TABLE IF NOT EXISTS schemas (
   PRIMARY KEY (tenant_id, version)
 );
 """
+
+# PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
+# new one); MIGRATIONS[n] takes a file from version n to n + 1.
+FILE_VERSION = 1
+MIGRATIONS: dict[int, str] = {
+    0: "DROP INDEX IF EXISTS facts_timeline;",
+}
 
 TENANT_TABLES = (
     "entities",
@@ -242,6 +264,28 @@ def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
         yield items[i : i + size]
 
 
+_EXPORTS: dict[str, tuple[str, str, str]] = {
+    # kind: (table, keyset cursor columns, selected columns)
+    "entity": ("entities", "entity_id", "*"),
+    "episode": ("episodes", "episode_id", "*"),
+    "mention": ("episode_mentions", "episode_id, entity_id", "*"),
+    "version": ("facts", "version_id", FACT_COLUMNS),
+    "assertion": ("assertions", "rowid_", "*"),
+}
+
+
+def _export_record(kind: str, r: sqlite3.Row) -> Record:
+    if kind == "entity":
+        return entity_record(entity_from_row(r))
+    if kind == "episode":
+        return episode_record(episode_from_row(r))
+    if kind == "mention":
+        return mention_record(r["episode_id"], r["entity_id"])
+    if kind == "version":
+        return version_record(fact_from_row(r), key=r["timeline_key"])
+    return assertion_record(assertion_from_row(r), key=r["timeline_key"])
+
+
 class SqliteStore:
     """The storage port over one SQLite file; ``search`` and ``queue`` share its connection."""
 
@@ -275,7 +319,23 @@ class SqliteStore:
 
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
-        self.conn.executescript(SCHEMA_SQL + QUEUE_SQL + SEARCH_SQL)
+        """Create or migrate the file; refuse one written by a newer sgam."""
+        found = int(self.conn.read("PRAGMA user_version")[0][0])
+        if found > FILE_VERSION:
+            raise StoreUnavailableError(
+                f"{self.path} has layout version {found}, newer than this sgam's"
+                f" {FILE_VERSION}: upgrade sgam, or export it with the newer one"
+                " (sgam export --ledger) and import --restore it here"
+            )
+        script = "".join(MIGRATIONS[v] for v in range(found, FILE_VERSION))
+        self.conn.executescript(
+            "BEGIN;"
+            + script
+            + SCHEMA_SQL
+            + QUEUE_SQL
+            + SEARCH_SQL
+            + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
+        )
 
     def close(self) -> None:
         self.conn.close()
@@ -456,6 +516,47 @@ class SqliteStore:
                 (tenant_id, stored.version, stored.model_dump_json(), to_db(utcnow())),
             )
         return stored
+
+    # -- export and restore (graph.transfer) -------------------------------------------
+    def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
+        """Every record of one type, in pages of :data:`PAGE` after a keyset cursor."""
+        if kind == "schema":
+            for r in self.conn.read(
+                "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version", (tenant_id,)
+            ):
+                yield schema_record(MemorySchema.model_validate_json(r["body_json"]))
+            return
+        table, cursor, columns = _EXPORTS[kind]
+        after: tuple[Any, ...] | None = None
+        while True:
+            # Table and column names come from the fixed _EXPORTS table only.
+            sql = f"SELECT {columns} FROM {table} WHERE tenant_id = ?"  # noqa: S608
+            params: list[Any] = [tenant_id]
+            if after is not None:
+                sql += f" AND ({cursor}) > ({in_list(after)})"
+                params += after
+            rows = self.conn.read(sql + f" ORDER BY {cursor} LIMIT {PAGE}", params)
+            for r in rows:
+                yield _export_record(kind, r)
+            if len(rows) < PAGE:
+                return
+            after = tuple(rows[-1][c.strip()] for c in cursor.split(","))
+
+    def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
+        def put_episode(e: Episode) -> None:
+            self.put_episode(episode=e)
+            self.save_episode_state(episode=e)
+
+        def put_schema(s: MemorySchema) -> None:
+            self.put_schema(tenant_id=tenant_id, schema=s)
+
+        restore_records(
+            self.transaction,
+            put_episode=put_episode,
+            put_schema=put_schema,
+            tenant_id=tenant_id,
+            records=records,
+        )
 
     # -- administration ----------------------------------------------------------------
     def purge_tenant(self, *, tenant_id: str) -> None:

@@ -1,0 +1,197 @@
+"""The ledger as portable records: what a store exports and what it restores exactly.
+
+A tenant's ledger is everything that determines every answer: its schema versions,
+entities, episodes, mentions, every fact version with its system times
+(``recorded_at``/``retired_at``) and every assertion with its ``seq`` and recorded time.
+Each record is a JSON-ready dict with a ``type``; :func:`restore_records` writes them back
+as they were through the store's own ledger primitives (:class:`~graph.port.LedgerTx`),
+so nothing is decided again and nothing gets a new time or a new id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Literal, Protocol
+
+from graph.errors import ConflictError, invalid
+from graph.model import ConflictPolicy, Entity, Episode, Fact
+from graph.port import LedgerTx
+from graph.schema import MemorySchema
+from graph.stores.codec import claim_from_dict, claim_to_dict
+from graph.temporal import Assertion
+from graph.timeutil import format_instant, from_db
+
+Record = dict[str, Any]
+RecordType = Literal["schema", "entity", "episode", "mention", "version", "assertion"]
+RECORD_ORDER: tuple[RecordType, ...] = (
+    "schema",
+    "entity",
+    "episode",
+    "mention",
+    "version",
+    "assertion",
+)
+PAGE = 1000
+
+
+class TransferStore(Protocol):
+    """What export and restore need of a store, beyond :class:`graph.port.Store`."""
+
+    def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
+        """Every record of one type of the tenant, read page by page (keyset cursors)."""
+
+    def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
+        """Write records of an export as they were (one type per call, in RECORD_ORDER)."""
+
+
+# -- encoding ------------------------------------------------------------------------------
+def schema_record(schema: MemorySchema) -> Record:
+    return {"type": "schema", "body": schema.model_dump(mode="json")}
+
+
+def entity_record(e: Entity) -> Record:
+    return {"type": "entity", **e.model_dump(mode="json", exclude={"tenant_id"})}
+
+
+def episode_record(e: Episode) -> Record:
+    return {"type": "episode", **e.model_dump(mode="json", exclude={"tenant_id"})}
+
+
+def mention_record(episode_id: str, entity_id: str) -> Record:
+    return {"type": "mention", "episode_id": episode_id, "entity_id": entity_id}
+
+
+def version_record(f: Fact, *, key: str) -> Record:
+    return {
+        "type": "version",
+        "timeline_key": key,
+        **f.model_dump(mode="json", exclude={"tenant_id"}),
+    }
+
+
+def _opt(t: Any) -> str | None:
+    return None if t is None else format_instant(t)
+
+
+def assertion_record(a: Assertion, *, key: str) -> Record:
+    return {
+        "type": "assertion",
+        "timeline_key": key,
+        "seq": a.seq,
+        "kind": a.kind,
+        "fact_id": a.fact_id,
+        "recorded_at": format_instant(a.recorded_at),
+        "valid_from": _opt(a.valid_from),
+        "valid_to": _opt(a.valid_to),
+        "claim": claim_to_dict(a.claim) if a.claim else None,
+        "source_episode_id": a.source_episode_id,
+        "policy": a.policy.value,
+    }
+
+
+# -- decoding ------------------------------------------------------------------------------
+def _data(r: Record) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if k not in ("type", "timeline_key")}
+
+
+def assertion_of(r: Record) -> Assertion:
+    return Assertion(
+        seq=int(r["seq"]),
+        kind="retract" if r["kind"] == "retract" else "assert",
+        fact_id=str(r["fact_id"]),
+        recorded_at=from_db(r["recorded_at"]),
+        valid_from=from_db(r["valid_from"]) if r.get("valid_from") else None,
+        valid_to=from_db(r["valid_to"]) if r.get("valid_to") else None,
+        claim=claim_from_dict(r["claim"]) if r.get("claim") else None,
+        source_episode_id=r.get("source_episode_id"),
+        policy=ConflictPolicy(r.get("policy", ConflictPolicy.REJECT.value)),
+    )
+
+
+def restore_records(
+    transaction: Callable[[], AbstractContextManager[LedgerTx]],
+    *,
+    put_episode: Callable[[Episode], None],
+    put_schema: Callable[[MemorySchema], None],
+    tenant_id: str,
+    records: Sequence[Record],
+) -> None:
+    """Write one batch of same-type records through the ledger primitives, as they were."""
+    if not records:
+        return
+    kind = records[0].get("type")
+    if any(r.get("type") != kind for r in records):
+        raise invalid("one restore batch holds records of one type", field="type")
+    if kind == "schema":
+        for r in records:
+            put_schema(MemorySchema.model_validate(r["body"]))
+    elif kind == "episode":
+        for r in records:
+            put_episode(Episode.model_validate({**_data(r), "tenant_id": tenant_id}))
+    else:
+        with transaction() as tx:
+            if kind == "entity":
+                ents = [
+                    Entity.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records
+                ]
+                tx.upsert_entities(tenant_id=tenant_id, entities=ents)
+            elif kind == "mention":
+                pairs = [(str(r["episode_id"]), str(r["entity_id"])) for r in records]
+                tx.mention(tenant_id=tenant_id, pairs=pairs)
+            elif kind == "version":
+                facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
+                keys = [str(r["timeline_key"]) for r in records]
+                tx.insert(tenant_id=tenant_id, facts=facts, keys=keys)
+            elif kind == "assertion":
+                rows = [(str(r["timeline_key"]), assertion_of(r)) for r in records]
+                tx.append_assertions(tenant_id=tenant_id, rows=rows)
+            else:
+                raise invalid(f"unknown record type {kind!r}", field="type")
+
+
+def batches(records: Iterable[Record], size: int = PAGE) -> Iterator[list[Record]]:
+    """Consecutive records of one type, at most ``size`` at a time; the types must come
+    in :data:`RECORD_ORDER` (a ledger export does), or restore would break references."""
+    batch: list[Record] = []
+    rank = -1
+    for r in records:
+        t = r.get("type")
+        if t not in RECORD_ORDER:
+            raise invalid(f"unknown record type {t!r}: not a ledger export", field="type")
+        r_rank = RECORD_ORDER.index(t)
+        if r_rank < rank:
+            raise invalid(f"a {t} record after the {RECORD_ORDER[rank]} records", field="type")
+        if batch and (r_rank != rank or len(batch) >= size):
+            yield batch
+            batch = []
+        rank = r_rank
+        batch.append(r)
+    if batch:
+        yield batch
+
+
+def ensure_empty(has_data: bool, *, tenant_id: str) -> None:
+    if has_data:
+        raise ConflictError(
+            f"tenant {tenant_id!r} already holds data: restore writes into an empty tenant",
+            tenant_id=tenant_id,
+        )
+
+
+__all__ = [
+    "RECORD_ORDER",
+    "Record",
+    "RecordType",
+    "TransferStore",
+    "assertion_of",
+    "assertion_record",
+    "batches",
+    "ensure_empty",
+    "entity_record",
+    "episode_record",
+    "mention_record",
+    "restore_records",
+    "schema_record",
+    "version_record",
+]
