@@ -2,10 +2,10 @@
 
 ``current`` is the facts valid at ``as_of`` as known at ``known_at`` (default now);
 ``history`` every version of every fact, retired ones included, with its system times;
-``ledger`` everything that determines every answer (:mod:`graph.transfer`), which
+``ledger`` everything that determines every answer (:mod:`graph.stores.transfer`), which
 ``restore`` writes into an empty tenant exactly as it was. All of it streams: stores are
 read page by page after keyset cursors, and restore writes batches of
-:data:`graph.transfer.PAGE` records.
+:data:`graph.stores.transfer.PAGE` records.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import IO, Any, cast
 from graph.errors import invalid
 from graph.model import FactQuery
 from graph.port import Store
-from graph.timeutil import utcnow
-from graph.transfer import (
+from graph.stores.transfer import (
     PAGE,
     RECORD_ORDER,
     Record,
@@ -28,6 +27,7 @@ from graph.transfer import (
     batches,
     ensure_empty,
 )
+from graph.timeutil import utcnow
 
 
 class ExportKind(StrEnum):

@@ -45,10 +45,10 @@ from graph.stores.neo4j.codec import (
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
+from graph.stores.transfer import Record, RecordType, restore_records
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import utcnow
-from graph.transfer import Record, RecordType, restore_records
 
 DEFAULT_EMBEDDING_DIM = 384
 NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
@@ -473,7 +473,7 @@ class Neo4jStore:
         raise AssertionError("unreachable")
 
     # -- administration --------------------------------------------------------------------
-    # -- export and restore (graph.transfer; the queries in graph.stores.neo4j.transfer) --
+    # -- export and restore (graph.stores.transfer; the queries in graph.stores.neo4j.transfer) --
     def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
         return transfer.export_records(self.conn, tenant_id=tenant_id, kind=kind)
 

@@ -1,6 +1,6 @@
 """Ledger export for the Neo4j store (``cypher/transfer_*.cypher``), page by page after
 keyset cursors; restore goes through the store's own ledger primitives
-(:func:`graph.transfer.restore_records`)."""
+(:func:`graph.stores.transfer.restore_records`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from graph.stores.neo4j.codec import (
     fact_from_props,
 )
 from graph.stores.neo4j.connection import Neo4jConnection
-from graph.transfer import (
+from graph.stores.transfer import (
     PAGE,
     Record,
     RecordType,

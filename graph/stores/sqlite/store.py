@@ -36,10 +36,7 @@ from graph.stores.sqlite.codec import (
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
-from graph.stores.traversal import breadth_first
-from graph.temporal import Assertion
-from graph.timeutil import from_db, to_db, utcnow
-from graph.transfer import (
+from graph.stores.transfer import (
     PAGE,
     Record,
     RecordType,
@@ -51,6 +48,9 @@ from graph.transfer import (
     schema_record,
     version_record,
 )
+from graph.stores.traversal import breadth_first
+from graph.temporal import Assertion
+from graph.timeutil import from_db, to_db, utcnow
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -517,7 +517,7 @@ class SqliteStore:
             )
         return stored
 
-    # -- export and restore (graph.transfer) -------------------------------------------
+    # -- export and restore (graph.stores.transfer) -------------------------------------------
     def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
         """Every record of one type, in pages of :data:`PAGE` after a keyset cursor."""
         if kind == "schema":
