@@ -155,4 +155,6 @@ def test_every_command_is_listed() -> None:
         "context",
         "episodes",
         "schema",
+        "import",
+        "export",
     }

@@ -7,7 +7,7 @@
 #   tools/neo4j/neo4j.sh status   print the URI and exit 0 if running, else exit 1
 #
 # Env: SGAM_NEO4J_PORT (bolt port; default: a free port picked by the server),
-#      SGAM_NEO4J_START_TIMEOUT (seconds, default 180), SGAM_NEO4J_JAVA_HOME (a JDK 21+;
+#      SGAM_NEO4J_START_TIMEOUT (seconds, default 600), SGAM_NEO4J_JAVA_HOME (a JDK 21+;
 #      default: JAVA_HOME if it is 21+, else the newest 21+ JDK under /usr/lib/jvm or
 #      /opt/java), SGAM_NEO4J_JAVA_OPTS (extra JVM flags).
 # Neo4j 2026.x needs Java 21 or later; the JDK found is used both to build and to run.
@@ -29,7 +29,7 @@ JAR="$TARGET_DIR/sgam-embedded-neo4j.jar"
 STAMP_FILE="$TARGET_DIR/.sgam-build-stamp"
 JAR_MARK="sgam-embedded-neo4j.jar"
 
-START_TIMEOUT="${SGAM_NEO4J_START_TIMEOUT:-180}"
+START_TIMEOUT="${SGAM_NEO4J_START_TIMEOUT:-600}"
 STOP_TIMEOUT=30
 
 JVM_FLAGS=(
