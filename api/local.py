@@ -229,6 +229,7 @@ HANDLERS: dict[str, Callable[[LocalClient, Call[Any], Args], Any]] = {
     "history": _with_service(facts_routes.fact_history),
     "entity": _with_service(entities.get_entity),
     "neighbors": _with_service(entities.get_neighbors),
+    "entity_predicates": _with_service(entities.get_predicates),
     "get_schema": _with_service(schema.get_schema),
     "put_schema": _put_schema,
     "search": _search,

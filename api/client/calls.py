@@ -25,6 +25,7 @@ from api.client.errors import raise_for_problem
 from api.routes.extraction import CandidateConfirmed, CandidatesPublic, MergeCandidatesPublic
 from api.routes.search import ContextResponse, Scope, SearchResponse
 from api.schemas import (
+    EntityPredicates,
     EntityPublic,
     EpisodePublic,
     EpisodeWritten,
@@ -288,6 +289,20 @@ def neighbors(
     )
     path = _tenant(tenant, f"/entities/{_seg(entity_id)}/neighbors")
     return Call("GET", path, _model(Neighborhood), params=params)
+
+
+def entity_predicates(
+    tenant: str,
+    entity_id: str,
+    *,
+    known_at: datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[EntityPredicates]:
+    """The predicates of every timeline of the entity, at any valid time, in name order."""
+    path = _tenant(tenant, f"/entities/{_seg(entity_id)}/predicates")
+    params = _params(known_at=known_at, limit=limit, cursor=cursor)
+    return Call("GET", path, _model(EntityPredicates), params=params)
 
 
 # -- schema ----------------------------------------------------------------------------

@@ -93,6 +93,7 @@ class Operations:
     # entities
     entity = Operation(calls.entity)
     neighbors = Operation(calls.neighbors)
+    entity_predicates = Operation(calls.entity_predicates)
     # schema
     get_schema = Operation(calls.get_schema)
     put_schema = Operation(calls.put_schema)
