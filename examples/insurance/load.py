@@ -16,20 +16,23 @@ import json
 import re
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from api.client import SgamClient  # noqa: E402
+from api.client import SgamAPIError, SgamClient  # noqa: E402
 from api.schemas import FactsCreate  # noqa: E402
 from graph import (  # noqa: E402
     ConflictPolicy,
     EpisodeCreate,
     MemorySchema,
     MemoryService,
+    SgamError,
     WriteStatus,
     load_schema,
     open_store,
@@ -65,7 +68,7 @@ def post_in_process(service: MemoryService, tenant: str, body: Body) -> int:
     ]
     try:
         return len(service.write_facts(tenant_id=tenant, deltas=deltas).facts)
-    except Exception:
+    except SgamError:  # as the API does: a refused request leaves nothing behind
         service.delete_episode(tenant_id=tenant, episode_id=episode.episode_id)
         raise
 
@@ -117,26 +120,29 @@ def main(argv: list[str] | None = None) -> int:
     bodies = tour_lines(read_lines(args.file)) if args.tour else read_lines(args.file)
     schema = load_schema(SCHEMA)
     start = time.perf_counter()
-    lines = facts = 0
-    if args.api:
-        with SgamClient(args.api, args.key) as client:
-            if not same_schema(client.get_schema(args.tenant), schema):
-                client.put_schema(args.tenant, schema)
-            for n, body in enumerate(bodies, 1):
-                facts += post_http(client, args.tenant, body)
-                lines = n
-    else:
-        store = open_store(args.store)
+    n = facts = 0
+    post: Callable[[Body], int]
+    with ExitStack() as stack:
         try:
-            service = MemoryService(store)
-            if not same_schema(service.schema(tenant_id=args.tenant), schema):
-                service.put_schema(tenant_id=args.tenant, schema=schema)
-            for n, body in enumerate(bodies, 1):
-                facts += post_in_process(service, args.tenant, body)
-                lines = n
-        finally:
-            store.close()
-    print(f"{lines} lines, {facts} facts written in {time.perf_counter() - start:.1f} s")
+            if args.api:
+                client = stack.enter_context(SgamClient(args.api, args.key))
+                if not same_schema(client.get_schema(args.tenant), schema):
+                    client.put_schema(args.tenant, schema)
+                post = partial(post_http, client, args.tenant)
+            else:
+                store = open_store(args.store)
+                stack.callback(store.close)
+                service = MemoryService(store)
+                if not same_schema(service.schema(tenant_id=args.tenant), schema):
+                    service.put_schema(tenant_id=args.tenant, schema=schema)
+                post = partial(post_in_process, service, args.tenant)
+            for body in bodies:
+                n += 1
+                facts += post(body)
+        except (SgamError, SgamAPIError, ValueError) as e:
+            print(f"line {n}: {e}" if n else f"schema: {e}", file=sys.stderr)
+            return 1
+    print(f"{n} lines, {facts} facts written in {time.perf_counter() - start:.1f} s")
     return 0
 
 
