@@ -1,4 +1,4 @@
-# sgam's REST API. docker-compose.yml runs it beside Neo4j 5.26.
+# sgam's REST API. docker-compose.yml runs it beside Neo4j 2026.09 Community.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -20,12 +20,13 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/sgam serve
 
-## Everything CI checks: ruff, mypy, then every test on SQLite and a real Neo4j.
+## Everything CI checks: ruff, mypy, import contracts, then every test on SQLite and Neo4j.
 test: $(STAMP)
 	bash scripts/test.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -38,7 +39,7 @@ neo4j-down:
 	@bash tools/neo4j/neo4j.sh down
 
 replay: $(STAMP)
-	$(BIN)/sgam replay ../shared/scenarios/mira.json --store sqlite:///.sgam/replay.db
+	$(BIN)/sgam replay examples/scenarios/mira.json --store sqlite:///.sgam/replay.db
 
 bench: $(STAMP)
 	@echo "see bench/README.md for each benchmark's command"

@@ -24,6 +24,7 @@ from api.metrics import Metrics, MetricsMiddleware
 from api.problems import HTTP_PROBLEMS, PayloadTooLargeError
 from api.routes import routers
 from api.settings import Settings
+from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
 from graph.port import Store
 from graph.service import MemoryService
@@ -229,7 +230,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         version=API_VERSION,
         description=DESCRIPTION,
         lifespan=lifespan,
-        docs_url="/docs",
+        docs_url=None,  # /docs is served by api.ui from vendored assets (works offline)
         redoc_url=None,
         openapi_url="/openapi.json",
     )
@@ -237,6 +238,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     install_error_handlers(app)
     for router in routers():
         app.include_router(router)
+    install_ui(app)
     # add_middleware puts each new one outside the previous: innermost first.
     app.add_middleware(RequestBodyMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(TenantGate, keyring=ctx.keyring)

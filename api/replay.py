@@ -1,4 +1,4 @@
-"""Replay scenarios (../shared/scenarios/README.md) in-process or against a running server.
+"""Replay scenarios (examples/scenarios/README.md) in-process or against a running server.
 
 Both backends speak the REST shapes (JSON in, status + JSON out), so one runner checks
 both, and an in-process replay means exactly what the same replay over HTTP means.

@@ -1,4 +1,4 @@
-"""Public request and response models of REST API v1 (``../shared/design/API.md``).
+"""Public request and response models of REST API v1 (``docs/api.md``).
 
 The domain models of :mod:`graph.model` are reused wherever they already have the public
 shape (``Fact``, ``Entity``, ``MemoryDelta``, ``EpisodeCreate``, ``Neighborhood``,
@@ -80,6 +80,14 @@ class EntityPublic(Entity):
     facts: list[Fact]
 
 
+class EntityPredicates(BaseModel):
+    """The predicates of every timeline the entity is the subject of, at any valid time
+    (as known at ``known_at``), in name order; pass ``next_cursor`` back as ``cursor``."""
+
+    predicates: list[str]
+    next_cursor: str | None = None
+
+
 # -- service ---------------------------------------------------------------------------
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
@@ -121,6 +129,7 @@ class Problem(BaseModel):
 
 __all__ = [
     "DeleteResult",
+    "EntityPredicates",
     "EntityPublic",
     "EpisodeCreate",
     "EpisodePublic",

@@ -38,7 +38,6 @@ from extraction.loopback import LoopbackLLM, Reply, rule_responder  # noqa: E402
 from extraction.settings import ExtractionSettings  # noqa: E402
 from graph.model import EpisodeCreate, EpisodeStatus, ExtractMode, MemoryDelta  # noqa: E402
 from graph.port import Store  # noqa: E402
-from graph.queue import queue_of  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores import open_store  # noqa: E402
 
@@ -65,7 +64,7 @@ def run_queue(
     ex = LlmExtractor(base_url=llm.base_url, model="loopback")
     calls = llm.calls
     pool = start_workers(service, ex, settings, count=workers, tenant_id=tenant)
-    queue = queue_of(service.store)
+    queue = service.store.queue
     started = time.perf_counter()
     for i in range(n):
         ep, _ = service.add_episode(tenant_id=tenant, body=body(i), status=EpisodeStatus.PENDING)
@@ -167,7 +166,7 @@ def main() -> int:
     finally:
         for t in TENANTS:
             store.purge_tenant(tenant_id=t)
-            queue_of(store).purge_queue_data(tenant_id=t)
+            store.queue.purge_queue_data(tenant_id=t)
         store.close()
         tmp.cleanup()
 

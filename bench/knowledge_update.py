@@ -286,16 +286,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     store = open_store(args.store)
-    if not isinstance(store, SearchableStore):  # Neo4jStore before the mixin is wired in
-        from graph.neo4j_search import Neo4jSearchMixin
-        from graph.neo4j_store import Neo4jStore
-
-        class _Neo4j(Neo4jSearchMixin, Neo4jStore):
-            pass
-
-        store.close()
-        store = _Neo4j.from_url(args.store)
-        store.init()
     assert isinstance(store, SearchableStore)
     tenant = "ku-" + uuid.uuid4().hex[:8]
     service = MemoryService(store)

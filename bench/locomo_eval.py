@@ -1,4 +1,4 @@
-"""Retrieval evaluation on the LoCoMo development split (../shared/data/locomo).
+"""Retrieval evaluation on LoCoMo conversations (a folder of its per-conversation JSON files).
 
 Every turn is ingested as one episode (occurred_at = its session's date, content
 "speaker: text", episode id = dia_id, session id = the session), then every question of
@@ -11,10 +11,11 @@ categories 1-4 is asked and recall@k of its evidence turns is scored for four re
             an episode counts when returned or cited as the source of a returned fact)
 
 The store lives in .sgam/bench/locomo.db and is reused by later runs (the episodes and
-their vectors: embedding is the slow part). Run from the repository root:
+their vectors: embedding is the slow part). The data is not in the repository: see
+bench/README.md for where it comes from. Run from the repository root:
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/locomo_eval.py
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/locomo_eval.py --set w_ppr=0.3 --only 26 30
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/locomo_eval.py --data DIR
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/locomo_eval.py --data DIR --set w_ppr=0.3 --only 26 30
 """
 
 from __future__ import annotations
@@ -37,9 +38,8 @@ from graph.model import EpisodeCreate  # noqa: E402
 from graph.retrieval import ItemKind, RankConfig, Retriever  # noqa: E402
 from graph.retrieval import rank as rank_mod  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
-from graph.sqlite_store import SqliteStore  # noqa: E402
+from graph.stores.sqlite.store import SqliteStore  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data" / "locomo"
 DB = ROOT / ".sgam" / "bench" / "locomo.db"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHODS = ("bm25", "vector", "fused", "full")
@@ -89,7 +89,13 @@ def ingest(svc: MemoryService, tenant: str, conv: dict[str, object]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="folder of LoCoMo conversations, one JSON file each (26.json, 30.json, ...);\n"
+        "see bench/README.md for where to get them",
+    )
     ap.add_argument("--db", type=Path, default=DB)
     ap.add_argument("--only", nargs="*", default=None, help="conversation file stems, e.g. 26 30")
     ap.add_argument("--set", nargs="*", default=[], help="RankConfig overrides, name=value")
@@ -115,6 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = sorted(args.data.glob("*.json"))
     if args.only:
         files = [f for f in files if f.stem in args.only]
+    if not files:
+        ap.error(
+            f"no LoCoMo conversation (*.json) in {args.data}"
+            + (f" matching --only {' '.join(args.only)}" if args.only else "")
+            + ": see bench/README.md for where the data comes from"
+        )
     # recall[method][k][category] → list of per-question recalls
     recall: dict[str, dict[int, dict[int, list[float]]]] = {
         m: {k: defaultdict(list) for k in KS} for m in args.methods

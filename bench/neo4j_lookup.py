@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from graph.model import EpisodeCreate, MemoryDelta  # noqa: E402
-from graph.neo4j_store import Neo4jStore  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
+from graph.stores.neo4j.store import Neo4jStore  # noqa: E402
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 FACTS_PER_CUSTOMER = 10

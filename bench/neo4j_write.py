@@ -39,9 +39,10 @@ from neo4j import GraphDatabase  # noqa: E402
 
 from graph.ledger import key_of  # noqa: E402
 from graph.model import EpisodeCreate, Fact, MemoryDelta  # noqa: E402
-from graph.neo4j_store import Neo4jStore, fact_row, value_key  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
-from graph.templates import load_templates  # noqa: E402
+from graph.stores.neo4j.codec import fact_row, value_key  # noqa: E402
+from graph.stores.neo4j.store import Neo4jStore  # noqa: E402
+from graph.stores.neo4j.templates import load_templates  # noqa: E402
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 STATUSES = ("gold", "silver", "bronze", "frozen", "closed")

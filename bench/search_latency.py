@@ -28,7 +28,6 @@ sys.path.insert(0, str(ROOT))
 
 from graph.embeddings import default_embedder  # noqa: E402
 from graph.model import EpisodeCreate, MemoryDelta  # noqa: E402
-from graph.port import Store  # noqa: E402
 from graph.retrieval import ItemKind, Retriever, SearchableStore  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores import open_store  # noqa: E402
@@ -128,22 +127,6 @@ def timed(fn: Callable[[], object], n: int) -> list[float]:
     return out
 
 
-def searchable(url: str) -> Store:
-    store = open_store(url)
-    if isinstance(store, SearchableStore):
-        return store
-    from graph.neo4j_search import Neo4jSearchMixin  # until Neo4jStore includes the mixin
-    from graph.neo4j_store import Neo4jStore
-
-    class _Neo4j(Neo4jSearchMixin, Neo4jStore):
-        pass
-
-    store.close()
-    s = _Neo4j.from_url(url)
-    s.init()
-    return s
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--facts", type=int, default=10_000)
@@ -153,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     url = args.store or f"sqlite:///{ROOT}/.sgam/bench/latency-{args.facts}.db"
-    store = searchable(url)
+    store = open_store(url)
     assert isinstance(store, SearchableStore)
     tenant = f"lat-{args.facts}"
     service = MemoryService(store)
@@ -194,11 +177,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append((f"search, expansion depth {depth}", *run(
             lambda q, d=depth: retriever.search(tenant_id=tenant, query=q, depth=d))))
     rows.append(("fulltext only (3 kinds)", *run(lambda q: [
-        store.fulltext(tenant_id=tenant, kind=k, terms=q.lower().split(), window=w(), limit=50)
+        store.search.fulltext(
+            tenant_id=tenant, kind=k, terms=q.lower().split(), window=w(), limit=50
+        )
         for k in ItemKind])))
     vec = embedder.encode([queries[0]])[0]
     rows.append(("vector only (3 kinds, query embedded once)", *run(lambda q: [
-        store.vector_search(tenant_id=tenant, kind=k, vector=vec, model=embedder.name,
+        store.search.vector_search(tenant_id=tenant, kind=k, vector=vec, model=embedder.name,
                             window=w(), limit=50) for k in ItemKind])))
     rows.append(("query embedding", *run(lambda q: embedder.encode([q]))))
     print("| operation | p50 ms | p95 ms |")

@@ -16,10 +16,6 @@ WHERE true
   AND ($after IS NULL OR r.subject > $after[0]
        OR (r.subject = $after[0] AND (r.predicate > $after[1]
            OR (r.predicate = $after[1] AND r.fact_id > $after[2]))))
-RETURN r {.*,
-  // Times as RFC 3339 text: the Python driver unpacks DATETIME values ~10x slower.
-  valid_from: toString(r.valid_from), valid_to: toString(r.valid_to),
-  recorded_at: toString(r.recorded_at), retired_at: toString(r.retired_at),
-  embedding: null} AS fact
+// include: fact_projection
 ORDER BY r.subject, r.predicate, r.fact_id
 LIMIT $limit

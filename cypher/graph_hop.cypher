@@ -21,8 +21,4 @@ WHERE r.tenant_id = $tenant_id
   AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
   AND ($predicates IS NULL OR r.predicate IN $predicates)
-RETURN r {.*,
-  // Times as RFC 3339 text: the Python driver unpacks DATETIME values ~10x slower.
-  valid_from: toString(r.valid_from), valid_to: toString(r.valid_to),
-  recorded_at: toString(r.recorded_at), retired_at: toString(r.retired_at),
-  embedding: null} AS fact
+// include: fact_projection

@@ -11,5 +11,4 @@ WHERE r.tenant_id = $tenant_id
 WITH DISTINCT r
 ORDER BY r.valid_from DESC, r.fact_id
 LIMIT $limit
-// Named properties only: not the embedding (384 floats) nor anything added later.
-RETURN r {.tenant_id, .fact_id, .version_id, .subject, .subject_type, .predicate, .value_json, .value_type, .object, .object_type, .valid_from, .valid_to, .recorded_at, .retired_at, .source_episode_id, .sources, .supersedes, .confidence, .memory_type, .schema_version, .retention_policy, .cardinality} AS fact
+// include: fact_fields

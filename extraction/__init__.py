@@ -7,7 +7,7 @@ actions of :mod:`extraction.review`.
 """
 
 from extraction.json_schema import answer_schema, response_format
-from extraction.llm import LlmExtractor
+from extraction.llm import LlmExtractor, build_extractor
 from extraction.mapper import EventMapper, EventMapping, parse_mappings
 from extraction.models import (
     ExtractionError,
@@ -29,24 +29,6 @@ from extraction.review import (
 )
 from extraction.settings import ExtractionSettings
 from extraction.worker import Worker, WorkerPool, run_worker, start_workers
-
-
-def build_extractor(settings: ExtractionSettings) -> Extractor | None:
-    """The LLM extractor when SGAM_LLM_BASE_URL and SGAM_LLM_MODEL are set, else None
-    (event mappings of a tenant's schema work without it)."""
-    if settings.llm_base_url is None or settings.llm_model is None:
-        return None
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    return LlmExtractor(
-        base_url=settings.llm_base_url,
-        model=settings.llm_model,
-        api_key=key,
-        timeout=settings.llm_timeout_seconds,
-        max_retries=settings.llm_max_retries,
-        max_retry_wait=settings.llm_max_retry_wait_seconds,
-        temperature=settings.llm_temperature,
-    )
-
 
 __all__ = [
     "EventMapper",

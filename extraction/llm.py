@@ -23,12 +23,14 @@ from extraction.json_schema import response_format
 from extraction.models import (
     ExtractionError,
     ExtractionRequest,
+    Extractor,
     ModelOutputError,
     ModelRequestError,
     ModelUnavailableError,
     Proposal,
 )
 from extraction.prompt import messages
+from extraction.settings import ExtractionSettings
 from graph.timeutil import utcnow
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -204,3 +206,20 @@ def _content_of(resp: httpx.Response) -> str:
     if not isinstance(content, str):
         raise ModelOutputError("the model's message has no text content")
     return content
+
+
+def build_extractor(settings: ExtractionSettings) -> Extractor | None:
+    """The LLM extractor when SGAM_LLM_BASE_URL and SGAM_LLM_MODEL are set, else None
+    (event mappings of a tenant's schema work without it)."""
+    if settings.llm_base_url is None or settings.llm_model is None:
+        return None
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    return LlmExtractor(
+        base_url=settings.llm_base_url,
+        model=settings.llm_model,
+        api_key=key,
+        timeout=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+        max_retry_wait=settings.llm_max_retry_wait_seconds,
+        temperature=settings.llm_temperature,
+    )

@@ -39,7 +39,7 @@ from extraction.resolution import EntityResolver
 from extraction.settings import ExtractionSettings
 from graph.errors import ConflictError, NotFoundError, SgamError, invalid
 from graph.model import Entity, Episode, EpisodeCreate, EpisodeStatus, ExtractMode
-from graph.queue import QueueStore, queue_of
+from graph.queue import QueueStore
 from graph.schema import MemorySchema
 from graph.service import MemoryService
 from graph.timeutil import utcnow
@@ -295,7 +295,7 @@ def on_episode_created(
     )
     if mode == ExtractMode.NONE:
         return base
-    queue = queue_of(service.store)
+    queue = service.store.queue
     now = utcnow()
     if mode == ExtractMode.BACKGROUND:
         queued = queue.enqueue(
@@ -325,7 +325,7 @@ def on_episode_created(
 
 def retry_episode(service: MemoryService, *, tenant_id: str, episode_id: str) -> Episode:
     """Queue an episode again (failed, stored or extracted); attempts start from zero."""
-    queue = queue_of(service.store)
+    queue = service.store.queue
     queued = queue.enqueue(
         tenant_id=tenant_id,
         episode_id=episode_id,

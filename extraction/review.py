@@ -15,14 +15,13 @@ from graph.queue import (
     MergeCandidate,
     MergeStatus,
     PendingCandidate,
-    queue_of,
 )
 from graph.service import MemoryService
 from graph.timeutil import utcnow
 
 
 def _pending(service: MemoryService, tenant_id: str, candidate_id: str) -> PendingCandidate:
-    found = queue_of(service.store).candidate(tenant_id=tenant_id, candidate_id=candidate_id)
+    found = service.store.queue.candidate(tenant_id=tenant_id, candidate_id=candidate_id)
     if found is None:
         raise NotFoundError("candidate", candidate_id)
     return found
@@ -40,7 +39,7 @@ def confirm_candidate(
     service: MemoryService, *, tenant_id: str, candidate_id: str, note: str | None = None
 ) -> tuple[PendingCandidate, list[Fact]]:
     """Write a held candidate; return it (confirmed) and the facts written."""
-    queue = queue_of(service.store)
+    queue = service.store.queue
     c = _pending(service, tenant_id, candidate_id)
     if not queue.decide_candidate(
         tenant_id=tenant_id,
@@ -69,7 +68,7 @@ def confirm_candidate(
 def reject_candidate(
     service: MemoryService, *, tenant_id: str, candidate_id: str, note: str | None = None
 ) -> PendingCandidate:
-    queue = queue_of(service.store)
+    queue = service.store.queue
     c = _pending(service, tenant_id, candidate_id)
     if not queue.decide_candidate(
         tenant_id=tenant_id,
@@ -86,7 +85,7 @@ def decide_merge_candidate(
     service: MemoryService, *, tenant_id: str, candidate_id: str, accept: bool
 ) -> MergeCandidate:
     """Accept (the name becomes an alias of the existing entity) or dismiss."""
-    queue = queue_of(service.store)
+    queue = service.store.queue
     m = queue.merge_candidate(tenant_id=tenant_id, candidate_id=candidate_id)
     if m is None:
         raise NotFoundError("merge candidate", candidate_id)

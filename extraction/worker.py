@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import uuid
 from datetime import timedelta
@@ -23,7 +24,6 @@ from extraction.pipeline import register_wakeup, run_claimed, unregister_wakeup
 from extraction.settings import ExtractionSettings
 from graph.errors import SgamError
 from graph.model import EpisodeStatus
-from graph.queue import queue_of
 from graph.service import MemoryService
 from graph.timeutil import utcnow
 
@@ -47,7 +47,7 @@ class Worker:
     ) -> None:
         self.service = service
         self.tenant_id = tenant_id  # serve one tenant only (None: every tenant)
-        self.queue = queue_of(service.store)
+        self.queue = service.store.queue
         self.extractor = extractor
         self.settings = settings
         self.owner = owner or worker_id()
@@ -162,9 +162,15 @@ def run_worker(
     stop: threading.Event | None = None,
 ) -> int:
     """The ``sgam worker`` process: work until SIGTERM or SIGINT; the exit status."""
-    from extraction import build_extractor
+    from extraction.llm import build_extractor
     from graph.stores import open_store
 
+    try:
+        store = open_store(store_url)
+    except SgamError as e:
+        # One line, not a traceback: a wrong URL or database is a setting to fix.
+        print(f"sgam worker: cannot open the store: {e}", file=sys.stderr)
+        return 2
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
 
@@ -174,7 +180,6 @@ def run_worker(
 
         signal.signal(signal.SIGTERM, _stop)
         signal.signal(signal.SIGINT, _stop)
-    store = open_store(store_url)
     extractor = build_extractor(settings)
     n = max(1, settings.workers if count is None else count)
     pool = start_workers(MemoryService(store), extractor, settings, count=n)

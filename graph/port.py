@@ -1,9 +1,12 @@
-"""The storage port: what the service needs from a store. SQLite and Neo4j implement it.
+"""The storage port: what the service needs from a store. SQLite and Neo4j implement it
+(``graph.stores.sqlite``, ``graph.stores.neo4j``).
 
 Writes go through :meth:`Store.transaction`, which yields a :class:`LedgerTx` of small
 primitives; the one write algorithm in :mod:`graph.ledger` drives them, so both stores
 decide identically. Reads are whole queries, because each store answers them its own way
-(SQL, Cypher templates).
+(SQL, Cypher templates). A store holds its extraction queue as ``store.queue`` (the
+:class:`~graph.queue.QueueStore` port) and, for the read path, its search index as
+``store.search`` (:class:`graph.retrieval.SearchPort`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
+from graph.queue import QueueStore
 from graph.schema import MemorySchema
 from graph.temporal import Assertion
 
@@ -60,6 +64,10 @@ class LedgerTx(Protocol):
 
 class Store(Protocol):
     url: str
+
+    @property
+    def queue(self) -> QueueStore:
+        """The durable extraction queue and review lists, over the store's connection."""
 
     def init(self) -> None:
         """Create tables, constraints and indexes (idempotent)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -79,9 +79,9 @@ class MergeCandidate(BaseModel):
     decided_at: datetime | None = None
 
 
-@runtime_checkable
 class QueueStore(Protocol):
-    """Queue and review operations; SQLite and Neo4j implement them as store mixins."""
+    """Queue and review operations: every store holds one as ``store.queue``
+    (``graph.stores.sqlite.queue``, ``graph.stores.neo4j.queue``)."""
 
     # -- the queue -------------------------------------------------------------------
     def enqueue(
@@ -217,13 +217,6 @@ class QueueStore(Protocol):
         """Delete the tenant's pending and merge candidates."""
 
 
-def queue_of(store: object) -> QueueStore:
-    """The store as a :class:`QueueStore`; a clear error for a store without the mixin."""
-    if not isinstance(store, QueueStore):
-        raise TypeError(f"{type(store).__name__} has no extraction queue (QueueStore mixin)")
-    return store
-
-
 __all__ = [
     "CandidateStatus",
     "HoldReason",
@@ -231,5 +224,4 @@ __all__ = [
     "MergeStatus",
     "PendingCandidate",
     "QueueStore",
-    "queue_of",
 ]

@@ -35,6 +35,7 @@ from graph.timeutil import utcnow
 MAX_DEPTH = 4
 MAX_LIMIT = 1000
 TX_ATTEMPTS = 5
+_AFTER_EVERY_ID = "\U0010ffff"
 
 T = TypeVar("T")
 
@@ -171,6 +172,42 @@ class MemoryService:
             object=object,
             known_at=known_at or utcnow(),
         )
+
+    def predicates(
+        self,
+        *,
+        tenant_id: str,
+        subject: str,
+        known_at: datetime | None = None,
+        limit: int = 100,
+        after: str | None = None,
+    ) -> tuple[list[str], bool]:
+        """The predicates ``subject`` has had facts for at any valid time, as known at
+        ``known_at``, in name order after ``after``, and whether more follow: what a
+        timeline view must draw, including timelines not valid now (ended, retracted,
+        not yet begun).
+
+        One keyset step per predicate (``limit=1`` reads that skip the rest of the last
+        predicate's versions), so the cost grows with the predicates, not the versions.
+        """
+        if not 1 <= limit <= MAX_LIMIT:
+            raise invalid(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+        if self.store.entity(tenant_id=tenant_id, entity_id=subject) is None:
+            raise NotFoundError("entity", subject)
+        known = known_at or utcnow()
+        found: list[str] = []
+        last = after
+        while len(found) <= limit:  # one more than asked: do more follow?
+            # Fact ids are ASCII, so (subject, last, U+10FFFF) sorts after every version
+            # of predicate ``last``: the next row is the next predicate's first version.
+            skip = (subject, last, _AFTER_EVERY_ID) if last is not None else None
+            q = FactQuery(subject=subject, as_of=None, known_at=known, limit=1, after=skip)
+            rows = self.store.facts(tenant_id=tenant_id, query=q)
+            if not rows:
+                break
+            last = rows[0].predicate
+            found.append(last)
+        return found[:limit], len(found) > limit
 
     def entity(
         self,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole check: lint, types, then the test suite against SQLite and a real Neo4j.
+# The whole check: lint, types, import contracts, then the test suite against SQLite and a real Neo4j.
 # Starts the embedded Neo4j when NEO4J_URI is not given, and stops what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,7 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
 echo "== ruff"; $BIN/ruff check .
 echo "== mypy"; $BIN/mypy
+echo "== import contracts"; $BIN/lint-imports --no-cache
 
 started=""
 cleanup() { if [ -n "$started" ]; then bash tools/neo4j/neo4j.sh down >/dev/null 2>&1 || true; fi; }

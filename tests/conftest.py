@@ -23,10 +23,10 @@ from extraction.llm import LlmExtractor
 from extraction.loopback import LoopbackLLM
 from graph.port import Store
 from graph.service import MemoryService
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+SCENARIOS = ROOT / "examples" / "scenarios"
 
 
 def _docker_answers() -> bool:
@@ -55,7 +55,7 @@ def neo4j_uri() -> Iterator[str]:
     if _docker_answers():
         from testcontainers.neo4j import Neo4jContainer
 
-        with Neo4jContainer("neo4j:5.26-community").with_env("NEO4J_AUTH", "none") as c:
+        with Neo4jContainer("neo4j:2026.09.0-community").with_env("NEO4J_AUTH", "none") as c:
             yield c.get_connection_url()
         return
     launcher = ROOT / "tools" / "neo4j" / "neo4j.sh"
@@ -104,7 +104,7 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
 
 @pytest.fixture(scope="session")
 def neo4j_store(neo4j_uri: str) -> Iterator[Store]:
-    from graph.neo4j_store import Neo4jStore
+    from graph.stores.neo4j.store import Neo4jStore
 
     s = Neo4jStore.from_url(neo4j_uri)
     s.init()

@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import Query
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import AsOf, KnownAt, tenant_router
-from api.schemas import EntityPublic
-from graph.model import Direction, Neighborhood
-from graph.service import MAX_DEPTH
+from api.routes.common import AsOf, KnownAt, tenant_router
+from api.schemas import EntityPredicates, EntityPublic
+from graph.model import PREDICATE_RE, Direction, Neighborhood
+from graph.service import MAX_DEPTH, MAX_LIMIT
 
 router = tenant_router("entities")
 
@@ -61,3 +61,27 @@ def get_neighbors(
         as_of=as_of,
         known_at=known_at,
     )
+
+
+@router.get(
+    "/{entity_id}/predicates",
+    response_model=EntityPredicates,
+    summary="The predicates the entity has had facts for at any valid time, as known at known_at",
+)
+def get_predicates(
+    tenant: TenantDep,
+    entity_id: str,
+    service: ServiceDep,
+    known_at: KnownAt = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
+    cursor: Annotated[
+        str | None,
+        Query(pattern=PREDICATE_RE, description="next_cursor of the previous page"),
+    ] = None,
+) -> EntityPredicates:
+    # GET /entities/{id} lists only what is valid at one as_of; a timeline view also
+    # needs the timelines that are not valid then.
+    page, more = service.predicates(
+        tenant_id=tenant, subject=entity_id, known_at=known_at, limit=limit, after=cursor
+    )
+    return EntityPredicates(predicates=page, next_cursor=page[-1] if more else None)

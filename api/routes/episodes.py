@@ -7,7 +7,7 @@ import contextlib
 from fastapi import Response
 
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
 from extraction import choose_mode, on_episode_created
 from graph.errors import SgamError

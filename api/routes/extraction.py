@@ -8,11 +8,11 @@ from fastapi import APIRouter, Body, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import TENANT_PROBLEMS, problems
+from api.routes.common import TENANT_PROBLEMS, problems
 from extraction import confirm_candidate, decide_merge_candidate, reject_candidate, retry_episode
 from graph.errors import NotFoundError
 from graph.model import Episode, Fact
-from graph.queue import CandidateStatus, MergeCandidate, MergeStatus, PendingCandidate, queue_of
+from graph.queue import CandidateStatus, MergeCandidate, MergeStatus, PendingCandidate
 
 router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["extraction"], responses=TENANT_PROBLEMS)
 
@@ -61,7 +61,7 @@ def list_candidates(
     episode_id: str | None = None,
     limit: Limit = 100,
 ) -> CandidatesPublic:
-    found = queue_of(service.store).candidates(
+    found = service.store.queue.candidates(
         tenant_id=tenant, status=status, episode_id=episode_id, limit=limit
     )
     return CandidatesPublic(candidates=found)
@@ -69,7 +69,7 @@ def list_candidates(
 
 @router.get("/candidates/{candidate_id}", response_model=PendingCandidate)
 def get_candidate(tenant: TenantDep, candidate_id: str, service: ServiceDep) -> PendingCandidate:
-    found = queue_of(service.store).candidate(tenant_id=tenant, candidate_id=candidate_id)
+    found = service.store.queue.candidate(tenant_id=tenant, candidate_id=candidate_id)
     if found is None:
         raise NotFoundError("candidate", candidate_id)
     return found
@@ -121,7 +121,7 @@ def list_merge_candidates(
     status: MergeStatus | None = MergeStatus.OPEN,
     limit: Limit = 100,
 ) -> MergeCandidatesPublic:
-    found = queue_of(service.store).merge_candidates(tenant_id=tenant, status=status, limit=limit)
+    found = service.store.queue.merge_candidates(tenant_id=tenant, status=status, limit=limit)
     return MergeCandidatesPublic(merge_candidates=found)
 
 

@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import Body, Query
 
 from api.deps import MetricsDep, ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, AsOf, KnownAt, problems, tenant_router
+from api.routes.common import BODY_PROBLEMS, AsOf, KnownAt, problems, tenant_router
 from api.schemas import FactHistory, FactRetract, FactsCreate, FactsPublic
 from graph.errors import SgamError, invalid
 from graph.model import Fact, WriteResult

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from api.deps import MetricsDep, StoreDep
 from api.metrics import METRICS_CONTENT_TYPE
-from api.routes import problems
+from api.routes.common import problems
 from api.schemas import Health, Ready
 from graph.errors import SgamError, StoreUnavailableError
 

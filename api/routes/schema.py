@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api.deps import ServiceDep, TenantDep
-from api.routes import BODY_PROBLEMS, tenant_router
+from api.routes.common import BODY_PROBLEMS, tenant_router
 from extraction import parse_mappings
 from graph.schema import MemorySchema
 

@@ -13,7 +13,7 @@ from fastapi import APIRouter
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from api.deps import StoreDep, TenantDep
-from api.routes import BODY_PROBLEMS, TENANT_PROBLEMS
+from api.routes.common import BODY_PROBLEMS, TENANT_PROBLEMS
 from graph.errors import StoreUnavailableError
 from graph.model import Entity, Episode, Fact
 from graph.port import Store

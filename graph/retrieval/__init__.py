@@ -3,8 +3,8 @@
     Retriever(store).search(tenant_id=..., query=...)          → [SearchResult, ...]
     ContextBuilder(Retriever(store)).build(tenant_id=..., question=...) → Context
 
-The store must implement :class:`SearchPort` beside :class:`graph.port.Store` (both
-stores do, in their search mixins). See ARCHITECTURE.md, "Retrieval".
+The store must hold a :class:`SearchPort` as ``store.search`` beside the state reads of
+:class:`graph.port.Store` (both stores do). See ARCHITECTURE.md, "Retrieval".
 """
 
 from graph.retrieval.context import Context, ContextBuilder, Resolution

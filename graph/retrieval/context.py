@@ -63,19 +63,20 @@ class ContextBuilder:
     def __init__(self, retriever: Retriever) -> None:
         self.r = retriever
         self.store = retriever.store
+        self.search_index = retriever.search_index
 
     # -- 1. exact state --------------------------------------------------------------------
     def named_entities(self, *, tenant_id: str, question: str, window: Window) -> list[str]:
         """Entities whose id, name or an alias is written in the question, best first."""
         q = set(words(question))
-        hits: list[Hit] = self.store.fulltext(
+        hits: list[Hit] = self.search_index.fulltext(
             tenant_id=tenant_id,
             kind=ItemKind.ENTITY,
             terms=terms(question),
             window=window,
             limit=20,
         )
-        ents = self.store.entities_by_id(
+        ents = self.search_index.entities_by_id(
             tenant_id=tenant_id, entity_ids=[h.item_id for h in hits], known_at=window.known_at
         )
         full: list[str] = []
@@ -126,7 +127,7 @@ class ContextBuilder:
         keys: list[tuple[str, str]],
     ) -> list[tuple[str, str]]:
         names: set[str] = set()
-        ents = self.store.entities_by_id(
+        ents = self.search_index.entities_by_id(
             tenant_id=tenant_id, entity_ids=entities, known_at=window.known_at
         )
         for e in ents.values():
@@ -179,7 +180,7 @@ class ContextBuilder:
                 facts.append(f)
         # Quote sources of the exact answer first, then what search found.
         source_ids = [s for f in exact for s in f.sources]
-        sources = self.store.episodes_by_id(
+        sources = self.search_index.episodes_by_id(
             tenant_id=tenant_id, episode_ids=source_ids, known_at=window.known_at
         )
         episodes: list[Episode] = []
@@ -216,7 +217,7 @@ class ContextBuilder:
             kept.append(f)
             used += cost
         stale = stale_episodes(
-            self.store, tenant_id=tenant_id, window=window, episodes=episodes, facts=kept
+            self.search_index, tenant_id=tenant_id, window=window, episodes=episodes, facts=kept
         )
         quoted: list[Episode] = []
         ep_header = "Episodes:"

@@ -1,9 +1,10 @@
 """What retrieval needs from a store, beyond the state reads of :class:`graph.port.Store`.
 
-Both stores implement it in their search mixins (``graph.sqlite_search``,
-``graph.neo4j_search``). Every method is scoped to one tenant and, where time applies, to
-one :class:`Window`: a fact is returned only in the version valid at ``as_of`` as known at
-``known_at``, an episode or entity only once it was recorded by ``known_at``.
+A searchable store holds a :class:`SearchPort` as ``store.search``; both stores do
+(``graph.stores.sqlite.search``, ``graph.stores.neo4j.search``). Every method is scoped to
+one tenant and, where time applies, to one :class:`Window`: a fact is returned only in the
+version valid at ``as_of`` as known at ``known_at``, an episode or entity only once it was
+recorded by ``known_at``.
 """
 
 from __future__ import annotations
@@ -111,8 +112,12 @@ class SearchPort(Protocol):
 
 
 @runtime_checkable
-class SearchableStore(Store, SearchPort, Protocol):
+class SearchableStore(Store, Protocol):
     """A store that can also search: what :class:`graph.retrieval.Retriever` works on."""
+
+    @property
+    def search(self) -> SearchPort:
+        """The store's search index, over the store's connection."""
 
 
 __all__ = ["Hit", "ItemKind", "SearchPort", "SearchableStore", "Window"]

@@ -140,6 +140,7 @@ class Retriever:
         config: RankConfig | None = None,
     ) -> None:
         self.store = store
+        self.search_index = store.search
         self.embedder: Embedder = embedder or default_embedder()
         self.config = config or RankConfig()
 
@@ -151,7 +152,7 @@ class Retriever:
 
     def ensure_indexed(self, tenant_id: str) -> int:
         """Embed what the tenant wrote since the last search (none, usually)."""
-        return self.store.index_pending(tenant_id=tenant_id, embedder=self.embedder)
+        return self.search_index.index_pending(tenant_id=tenant_id, embedder=self.embedder)
 
     def embed_query(self, query: str) -> Vectors:
         vec: Vectors = self.embedder.encode([query])[0]
@@ -172,10 +173,10 @@ class Retriever:
         qvec = self.embed_query(query) if vector is None else vector
         out = Candidates()
         for kind in kinds:
-            out.bm25[kind] = self.store.fulltext(
+            out.bm25[kind] = self.search_index.fulltext(
                 tenant_id=tenant_id, kind=kind, terms=words, window=window, limit=n
             )
-            out.vector[kind] = self.store.vector_search(
+            out.vector[kind] = self.search_index.vector_search(
                 tenant_id=tenant_id,
                 kind=kind,
                 vector=qvec,
@@ -210,14 +211,14 @@ class Retriever:
         depth: int,
     ) -> Subgraph:
         cfg = self.config
-        store = self.store
+        index = self.search_index
         g: nx.Graph = nx.Graph()
         seeds = self.seeds(cands, fused)
         g.add_nodes_from(seeds)
 
         ranked = sorted(fused, key=lambda n: (-fused[n], n))
         fact_ids = [i for k, i in ranked if k == ItemKind.FACT]
-        facts = store.facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
+        facts = index.facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
 
         def add_fact(f: Fact) -> None:
             node = (ItemKind.FACT, f.fact_id)
@@ -237,7 +238,7 @@ class Retriever:
         for _ in range(depth):
             if not frontier:
                 break
-            around = store.facts_touching(
+            around = index.facts_touching(
                 tenant_id=tenant_id,
                 entity_ids=sorted(frontier),
                 window=window,
@@ -257,13 +258,13 @@ class Retriever:
             for src in f.sources:
                 g.add_edge((ItemKind.FACT, f.fact_id), (ItemKind.EPISODE, src))
         mentions: dict[str, list[str]] = {}
-        pairs = store.mentioning(
+        pairs = index.mentioning(
             tenant_id=tenant_id,
             entity_ids=sorted(i for _, i in seeds),
             known_at=window.known_at,
             limit=cfg.max_mentions,
         )
-        pairs += store.mentions_of(tenant_id=tenant_id, episode_ids=episode_ids)
+        pairs += index.mentions_of(tenant_id=tenant_id, episode_ids=episode_ids)
         for ep, ent in pairs:
             g.add_edge((ItemKind.EPISODE, ep), (ItemKind.ENTITY, ent))
             mentions.setdefault(ent, [])
@@ -271,7 +272,7 @@ class Retriever:
                 mentions[ent].append(ep)
         # Conversation context: the turns around the best episodes, linked in order.
         chain: dict[tuple[str, int], str] = {}
-        for ep, other, offset in store.session_neighbors(
+        for ep, other, offset in index.session_neighbors(
             tenant_id=tenant_id,
             episode_ids=episode_ids[: cfg.context_episodes],
             known_at=window.known_at,
@@ -289,12 +290,12 @@ class Retriever:
         )
 
         # Load what the graph names; drop what is not visible in the window.
-        episodes = store.episodes_by_id(
+        episodes = index.episodes_by_id(
             tenant_id=tenant_id,
             episode_ids=[i for k, i in g.nodes if k == ItemKind.EPISODE],
             known_at=window.known_at,
         )
-        entities = store.entities_by_id(
+        entities = index.entities_by_id(
             tenant_id=tenant_id,
             entity_ids=[i for k, i in g.nodes if k == ItemKind.ENTITY],
             known_at=window.known_at,
@@ -417,7 +418,7 @@ class Retriever:
                     if not batch:
                         continue  # past MAX_STALE: not returned unchecked
                     stale |= stale_episodes(
-                        self.store, tenant_id=tenant_id, window=window, episodes=batch,
+                        self.search_index, tenant_id=tenant_id, window=window, episodes=batch,
                         facts=facts[:limit],
                     )
                     checked |= {e.episode_id for e in batch}
@@ -443,7 +444,7 @@ class Retriever:
             item = sub.entities[item_id]
             sources = sub.mentions.get(item_id) or [
                 ep
-                for ep, _ in self.store.mentioning(
+                for ep, _ in self.search_index.mentioning(
                     tenant_id=tenant_id, entity_ids=[item_id], known_at=window.known_at, limit=5
                 )
             ]

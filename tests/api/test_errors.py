@@ -13,7 +13,7 @@ from api.app import create_app
 from api.settings import Settings
 from graph.errors import StoreUnavailableError
 from graph.port import Store
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, fact, problem
 

@@ -1,4 +1,4 @@
-"""The seed's Mira scenario (../shared/scenarios/mira.json) through the typed clients:
+"""The seed's Mira scenario (examples/scenarios/mira.json) through the typed clients:
 sync over real HTTP on loopback (uvicorn in a thread), async in-process."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from api.server import running
 from api.settings import Settings
 from graph.port import Store
 from graph.timeutil import parse_instant
-from tests.conftest import SHARED
+from tests.conftest import SCENARIOS
 
-MIRA = SHARED / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 
 
 def _steps() -> list[dict[str, Any]]:

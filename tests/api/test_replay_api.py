@@ -11,9 +11,9 @@ from api.cli import main
 from api.server import running
 from api.settings import Settings
 from graph.port import Store
-from tests.conftest import SHARED
+from tests.conftest import SCENARIOS
 
-MIRA = SHARED / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 
 
 def _scenario(tmp_path: Path, tenant: str, *, wrong: bool = False) -> str:

@@ -22,6 +22,7 @@ from schemathesis.specs.openapi.checks import (
 
 from api.app import create_app
 from api.settings import Settings
+from graph.embeddings import default_embedder
 from graph.port import Store
 
 MAX_EXAMPLES = 25
@@ -115,6 +116,9 @@ def _fuzz(
 
 
 def test_openapi_fuzz(store: Store, tenant: str) -> None:
+    # Load the embedding model first: on a busy machine loading it takes longer than
+    # schemathesis' 10 s read timeout, which the first /search request would then hit.
+    default_embedder().encode(["warm up"])
     app = create_app(Settings(), store=store)
     fact_id = _seed(app, tenant)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)

@@ -14,9 +14,9 @@ from api.routes import search as search_routes
 from graph.embeddings import SentenceEmbedder, default_embedder
 from tests.api.conftest import AppFactory
 from tests.api.helpers import problem
-from tests.conftest import SHARED
+from tests.conftest import SCENARIOS
 
-MIRA = SHARED / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 OLD_VALUES = ("2026-07-15", "2026-08-01")
 
 

@@ -27,9 +27,9 @@ from graph.retrieval import (
 )
 from graph.service import MemoryService
 from graph.timeutil import utcnow
-from tests.conftest import SHARED
+from tests.conftest import SCENARIOS
 
-MIRA = SHARED / "scenarios" / "mira.json"
+MIRA = SCENARIOS / "mira.json"
 OLD_VALUES = ("2026-07-15", "2026-08-01")
 QUESTION = "When is Mira's passport deadline?"
 
@@ -41,7 +41,7 @@ def embedder() -> SentenceEmbedder:
 
 @pytest.fixture
 def retriever(store: Store, embedder: SentenceEmbedder) -> Retriever:
-    assert isinstance(store, SearchableStore), f"{type(store).__name__} has no search mixin"
+    assert isinstance(store, SearchableStore), f"{type(store).__name__} has no search index"
     return Retriever(store, embedder=embedder)
 
 
@@ -313,7 +313,7 @@ def test_session_context_brings_the_answer_beside_its_question(
                                session_id="s1"),
         )
     store = retriever.store
-    pairs = store.session_neighbors(
+    pairs = store.search.session_neighbors(
         tenant_id=tenant, episode_ids=["t2"], known_at=utcnow(), radius=2
     )
     assert sorted(pairs, key=lambda p: p[2]) == [

@@ -1,13 +1,16 @@
 """The analyst queries of docs/graph-model.md, run as written against a real Neo4j.
 
 The queries are read from the document itself, so the documentation cannot drift from
-what the store writes.
+what the store writes; every query the document holds must be run here (the first test
+fails on one that is not). Time parameters are passed as driver datetimes and, where the
+document promises it, as RFC 3339 strings.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -37,6 +40,7 @@ def test_the_document_holds_every_analyst_query() -> None:
         "policies_on_date",
         "customer_policies_on_date",
         "changes_between",
+        "believed_at",
         "fact_provenance",
         "timeline_history",
     }
@@ -57,8 +61,16 @@ def rel(
     )
 
 
+@dataclass(frozen=True)
+class Bank:
+    silver: str  # fact ids
+    gold: str
+    gold_recorded_at: datetime  # system time of the first write (gold)
+    silver_recorded_at: datetime  # system time of the correction (silver)
+
+
 @pytest.fixture
-def bank(nsvc: MemoryService, ntenant: str) -> dict[str, str]:
+def bank(nsvc: MemoryService, ntenant: str) -> Bank:
     """cust-7 owns acct-1 (open), owned acct-2 until 2024-09-01 and will own acct-3 from
     2030; acct-1 was covered by pol-basic until 2024-06-01, then by pol-premium; the
     status went gold → silver on 2024-06-01 (said by ep-2, corroborated by ep-3)."""
@@ -73,7 +85,7 @@ def bank(nsvc: MemoryService, ntenant: str) -> dict[str, str]:
                 episode_id=ep, kind=EpisodeKind.MESSAGE, content=text, occurred_at=when
             ),
         )
-    nsvc.write_facts(
+    first = nsvc.write_facts(
         tenant_id=ntenant,
         deltas=[
             rel("cust-7", "Customer", "owns", "acct-1", "Account", d(2024, 1, 1), "ep-1"),
@@ -136,7 +148,12 @@ def bank(nsvc: MemoryService, ntenant: str) -> dict[str, str]:
     gold = nsvc.facts(tenant_id=ntenant, subject="cust-7", predicate="status", as_of=d(2024, 2, 1))[
         0
     ]
-    return {"silver": silver.fact_id, "gold": gold.fact_id}
+    return Bank(
+        silver=silver.fact_id,
+        gold=gold.fact_id,
+        gold_recorded_at=first.facts[-1].recorded_at,
+        silver_recorded_at=silver.recorded_at,
+    )
 
 
 def run(driver: Driver, database: str, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -148,7 +165,7 @@ def run(driver: Driver, database: str, name: str, **params: Any) -> list[dict[st
 
 
 def test_current_accounts_of_a_customer(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
+    bank: Bank, driver: Driver, database: str, ntenant: str
 ) -> None:
     rows = run(driver, database, "current_accounts", tenant_id=ntenant, customer="cust-7")
     # acct-2 was closed in 2024; acct-3 only starts in 2030.
@@ -156,7 +173,7 @@ def test_current_accounts_of_a_customer(
 
 
 def test_policies_covering_an_account_on_a_date(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
+    bank: Bank, driver: Driver, database: str, ntenant: str
 ) -> None:
     march = run(
         driver,
@@ -189,8 +206,84 @@ def test_policies_covering_an_account_on_a_date(
     assert before == []
 
 
+def test_time_parameters_may_be_rfc3339_strings(
+    bank: Bank, driver: Driver, database: str, ntenant: str
+) -> None:
+    """The document promises strings work as well as datetimes (a bare date: midnight UTC)."""
+    expected = [{"policy": "pol-basic", "valid_from": d(2024, 1, 1), "valid_to": d(2024, 6, 1)}]
+    for date in ("2024-03-15T00:00:00Z", "2024-03-15T02:00:00+02:00", "2024-03-15"):
+        rows = run(
+            driver, database, "policies_on_date", tenant_id=ntenant, account="acct-1", date=date
+        )
+        assert rows == expected, date
+    hops = run(
+        driver,
+        database,
+        "customer_policies_on_date",
+        tenant_id=ntenant,
+        customer="cust-7",
+        date="2024-10-01T00:00:00Z",
+    )
+    assert hops == [{"account": "acct-1", "policy": "pol-premium"}]
+    changes = run(
+        driver,
+        database,
+        "changes_between",
+        tenant_id=ntenant,
+        **{"from": "2024-08-01", "to": "2024-10-01T00:00:00Z"},
+    )
+    assert [(r["subject"], r["value"], r["change"], r["at"]) for r in changes] == [
+        ("cust-7", "acct-2", "ended", d(2024, 9, 1))
+    ]
+
+
+def test_what_was_believed_at_a_time(
+    bank: Bank, driver: Driver, database: str, ntenant: str
+) -> None:
+    def believed(as_of: datetime | str, known_at: datetime | str) -> list[dict[str, Any]]:
+        rows = run(
+            driver,
+            database,
+            "believed_at",
+            tenant_id=ntenant,
+            subject="cust-7",
+            predicate="status",
+            as_of=as_of,
+            known_at=known_at,
+        )
+        for r in rows:
+            recorded = r.pop("recorded_at")
+            assert isinstance(recorded, datetime)
+            assert parse_known(known_at) >= recorded
+        return rows
+
+    now = datetime.now(UTC)
+    silver_now = [
+        {"value": "silver", "valid_from": d(2024, 6, 1), "valid_to": None, "source": "ep-2"}
+    ]
+    # Believed now: the versions still believed have no retired_at at all (the recipe
+    # `recorded_at <= known_at < retired_at` returned nothing here).
+    assert believed(d(2024, 7, 1), now) == silver_now
+    assert believed("2024-07-01T00:00:00Z", now.isoformat()) == silver_now
+    assert believed(d(2024, 3, 1), now) == [
+        {"value": "gold", "valid_from": d(2024, 1, 1), "valid_to": d(2024, 6, 1), "source": "ep-1"}
+    ]
+    # Just before the correction was recorded: gold, open-ended, even for July.
+    before = bank.silver_recorded_at - timedelta(microseconds=1)
+    assert before >= bank.gold_recorded_at
+    assert believed(d(2024, 7, 1), before) == [
+        {"value": "gold", "valid_from": d(2024, 1, 1), "valid_to": None, "source": "ep-1"}
+    ]
+    # Before anything was recorded: nothing.
+    assert believed(d(2024, 7, 1), bank.gold_recorded_at - timedelta(microseconds=1)) == []
+
+
+def parse_known(known_at: datetime | str) -> datetime:
+    return known_at if isinstance(known_at, datetime) else datetime.fromisoformat(known_at)
+
+
 def test_customer_policies_check_validity_on_every_hop(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
+    bank: Bank, driver: Driver, database: str, ntenant: str
 ) -> None:
     july = run(
         driver,
@@ -217,7 +310,7 @@ def test_customer_policies_check_validity_on_every_hop(
 
 
 def test_what_changed_between_two_dates(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
+    bank: Bank, driver: Driver, database: str, ntenant: str
 ) -> None:
     rows = run(
         driver,
@@ -235,10 +328,8 @@ def test_what_changed_between_two_dates(
     ]
 
 
-def test_where_a_fact_came_from(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
-) -> None:
-    rows = run(driver, database, "fact_provenance", tenant_id=ntenant, fact_id=bank["silver"])
+def test_where_a_fact_came_from(bank: Bank, driver: Driver, database: str, ntenant: str) -> None:
+    rows = run(driver, database, "fact_provenance", tenant_id=ntenant, fact_id=bank.silver)
     assert rows == [
         {
             "fact": "cust-7 status silver",
@@ -257,9 +348,7 @@ def test_where_a_fact_came_from(
     ]
 
 
-def test_timeline_history(
-    bank: dict[str, str], driver: Driver, database: str, ntenant: str
-) -> None:
+def test_timeline_history(bank: Bank, driver: Driver, database: str, ntenant: str) -> None:
     rows = run(
         driver,
         database,
@@ -281,6 +370,6 @@ def test_timeline_history(
             "valid_from": d(2024, 6, 1),
             "valid_to": None,
             "source": "ep-2",
-            "supersedes": [bank["gold"]],
+            "supersedes": [bank.gold],
         },
     ]

@@ -13,7 +13,7 @@ from extraction.loopback import LoopbackLLM, answer
 from extraction.review import confirm_candidate, decide_merge_candidate, reject_candidate
 from graph.errors import ConflictError
 from graph.model import EpisodeCreate, EpisodeKind, ExtractMode, MemoryDelta
-from graph.queue import CandidateStatus, MergeStatus, queue_of
+from graph.queue import CandidateStatus, MergeStatus
 from graph.schema import EntityTypeSpec, MemorySchema, PredicateSpec
 from graph.service import MemoryService
 from tests.integration.test_extraction_pipeline import fact, settings
@@ -218,7 +218,7 @@ def test_confirmation_holds_the_candidate_until_confirmed(
     assert [(p.status, p.reason, p.delta.value) for p in report.pending] == [
         ("pending", "requires_confirmation", "1 Rue Haute")
     ]
-    queue = queue_of(service.store)
+    queue = service.store.queue
     listed = queue.candidates(
         tenant_id=tenant, status=CandidateStatus.PENDING, episode_id=None, limit=10
     )
@@ -266,7 +266,7 @@ def test_recurrence_makes_a_preference_a_fact_at_the_second_episode(
         T0 + timedelta(days=3),
     )
     assert (written.source_episode_id, sorted(written.sources)) == ("e2", ["e1", "e2"])
-    queue = queue_of(service.store)
+    queue = service.store.queue
     statuses = {
         c.episode_id: c.status
         for c in queue.candidates(tenant_id=tenant, status=None, episode_id=None, limit=10)
@@ -330,7 +330,7 @@ def test_names_resolve_to_known_entities_and_near_duplicates_become_merge_candid
         "Person",
     )
     assert 0.88 <= mc.similarity < 1.0
-    queue = queue_of(service.store)
+    queue = service.store.queue
     listed = queue.merge_candidates(tenant_id=tenant, status=MergeStatus.OPEN, limit=10)
     assert [m.candidate_id for m in listed] == [mc.candidate_id]
 
@@ -360,7 +360,7 @@ def test_supporters_arriving_together_promote_the_statement_exactly_once(
     schema = MemorySchema(
         predicates=[PredicateSpec(name="prefers", value_type="string", min_support=3)]  # type: ignore[arg-type]
     )
-    queue = queue_of(service.store)
+    queue = service.store.queue
     for eid in ("e1", "e2", "e3"):
         service.add_episode(
             tenant_id=tenant, body=EpisodeCreate(episode_id=eid, content=".", occurred_at=T0)

@@ -16,7 +16,6 @@ from extraction import LlmExtractor, on_episode_created, retry_episode
 from extraction.loopback import LoopbackLLM, Reply, answer, completion, status
 from extraction.settings import ExtractionSettings
 from graph.model import Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
-from graph.queue import queue_of
 from graph.schema import MemorySchema, PredicateSpec
 from graph.service import MemoryService
 
@@ -295,7 +294,7 @@ def test_none_mode_stores_only_and_background_queues(
     ep2 = post(service, tenant, episode_id="e2")
     assert on_episode_created(service, extractor, ep2, ExtractMode.BACKGROUND).status == "pending"
     assert llm.calls == 0
-    counts = queue_of(service.store).queue_counts(tenant_id=tenant)
+    counts = service.store.queue.queue_counts(tenant_id=tenant)
     assert counts == {"stored": 1, "pending": 1}
 
 

@@ -20,7 +20,7 @@ from extraction.loopback import LoopbackLLM, Reply, answer, status
 from extraction.worker import Worker
 from graph.errors import ConflictError, NotFoundError
 from graph.model import EpisodeCreate, EpisodeStatus, ExtractMode
-from graph.queue import QueueStore, queue_of
+from graph.queue import QueueStore
 from graph.service import MemoryService
 from graph.timeutil import utcnow
 from tests.integration.test_extraction_pipeline import T0, fact, settings
@@ -59,7 +59,7 @@ def claim(q: QueueStore, tenant: str, owner: str, lease: float = 30.0) -> str | 
 def test_concurrent_claims_hand_out_each_episode_exactly_once(
     service: MemoryService, tenant: str
 ) -> None:
-    q = queue_of(service.store)
+    q = service.store.queue
     ids = [f"e{i}" for i in range(24)]
     for eid in ids:
         queued(service, tenant, eid)
@@ -82,7 +82,7 @@ def test_concurrent_claims_hand_out_each_episode_exactly_once(
 
 
 def test_only_the_lease_holder_records_the_outcome(service: MemoryService, tenant: str) -> None:
-    q = queue_of(service.store)
+    q = service.store.queue
     queued(service, tenant, "e1")
     assert claim(q, tenant, "a", lease=1.0) == "e1"
     time.sleep(1.1)
@@ -101,7 +101,7 @@ def test_stalled_worker_loses_the_episode_which_is_completed_once(
     service: MemoryService, tenant: str, llm: LoopbackLLM, model: LlmExtractor
 ) -> None:
     """A worker that claims and never completes (hung, or its thread died)."""
-    q = queue_of(service.store)
+    q = service.store.queue
     queued(service, tenant, "e1", "my passport deadline is 2026-07-15")
     assert claim(q, tenant, "stalled", lease=2.0) == "e1"
     llm.script(answer([fact()]))
@@ -132,7 +132,7 @@ def test_worker_process_killed_mid_episode_is_completed_by_another_exactly_once(
     service: MemoryService, tenant: str, llm: LoopbackLLM, model: LlmExtractor
 ) -> None:
     """A real ``sgam worker`` process, SIGKILLed while it holds the lease."""
-    q = queue_of(service.store)
+    q = service.store.queue
     # The killed worker's call hangs; the answer the survivor gets writes the fact.
     llm.script(Reply(delay=60.0, body=b"{}"), answer([fact()]))
     queued(service, tenant, "e1", "my passport deadline is 2026-07-15")
@@ -175,7 +175,7 @@ def test_worker_process_killed_mid_episode_is_completed_by_another_exactly_once(
 def test_an_episode_whose_workers_keep_dying_ends_failed_not_looping(
     service: MemoryService, tenant: str
 ) -> None:
-    q = queue_of(service.store)
+    q = service.store.queue
     queued(service, tenant, "e1")
     for i in range(3):  # max_attempts = 3 in claim()
         assert claim(q, tenant, f"dies-{i}", lease=0.05) == "e1"
@@ -238,12 +238,12 @@ def test_background_episodes_land_within_seconds(
             on_episode_created(service, model, ep, ExtractMode.BACKGROUND)
         deadline = started + 10
         while time.monotonic() < deadline:
-            if queue_of(service.store).queue_counts(tenant_id=tenant) == {"extracted": 6}:
+            if service.store.queue.queue_counts(tenant_id=tenant) == {"extracted": 6}:
                 break
             time.sleep(0.02)
     finally:
         pool.stop()
-    assert queue_of(service.store).queue_counts(tenant_id=tenant) == {"extracted": 6}
+    assert service.store.queue.queue_counts(tenant_id=tenant) == {"extracted": 6}
     got = sorted((f.subject, f.predicate, f.value) for f in service.facts(tenant_id=tenant))
     assert got == [(f"pet{i}", "name", f"cat{i}") for i in range(6)]
     assert llm.calls == 6  # one model call per episode

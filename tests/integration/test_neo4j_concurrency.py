@@ -18,9 +18,9 @@ from neo4j import Driver
 from graph.errors import FactConflictError
 from graph.ledger import interval_of, key_of
 from graph.model import ConflictPolicy, EpisodeCreate, Fact, MemoryDelta
-from graph.neo4j_store import fact_from_props, from_neo
 from graph.port import Store
 from graph.service import MemoryService
+from graph.stores.neo4j.codec import fact_from_props, from_neo
 from graph.temporal import Interval, check_invariants, fold
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]

@@ -3,6 +3,8 @@ round trips, error translation, purge isolation."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -15,10 +17,11 @@ from neo4j.exceptions import ConstraintError, ServiceUnavailable
 from graph.errors import ConflictError, StoreUnavailableError, TransientStoreError
 from graph.ledger import timeline_key
 from graph.model import Cardinality, EpisodeCreate, FactQuery, MemoryDelta
-from graph.neo4j_store import Neo4jStore
 from graph.port import Store
 from graph.service import MemoryService
+from graph.stores.neo4j.store import Neo4jStore
 from graph.timeutil import utcnow
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.neo4j
 
@@ -337,3 +340,73 @@ def test_purge_removes_one_tenant_only(
         ]
     finally:
         neo4j_store.purge_tenant(tenant_id=other)
+
+
+# -- settings: SGAM_NEO4J_USER / _PASSWORD / _DATABASE ---------------------------------------
+def test_a_password_alone_connects_as_the_neo4j_user(
+    neo4j_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It used to be ignored unless SGAM_NEO4J_USER was set too (the test server runs
+    without authentication, so it accepts the credentials either way)."""
+    monkeypatch.delenv("SGAM_NEO4J_USER", raising=False)
+    monkeypatch.setenv("SGAM_NEO4J_PASSWORD", "s3cret")
+    store = Neo4jStore.from_url(neo4j_uri)
+    try:
+        assert store.conn.user == "neo4j"
+        store.init()
+        store.ping()
+        assert store.conn.driver.verify_authentication() is True
+    finally:
+        store.close()
+
+
+def test_an_unknown_database_is_a_clear_store_error(
+    neo4j_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SGAM_NEO4J_DATABASE", "nosuchdb")
+    store = Neo4jStore.from_url(neo4j_uri)
+    try:
+        for attempt in (store.init, store.ping):
+            with pytest.raises(StoreUnavailableError) as e:
+                attempt()
+            assert str(e.value).startswith("Neo4j has no database 'nosuchdb'")
+            assert isinstance(e.value.__cause__, neo4j.exceptions.ClientError)
+        no_db = pytest.raises(StoreUnavailableError, match="no database 'nosuchdb'")
+        with no_db, store.transaction():
+            pass
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "from api.server import serve\nfrom api.settings import Settings\n"
+        "serve(Settings(store_url=sys.argv[1], port=0))\n",
+        "from extraction import ExtractionSettings, run_worker\n"
+        "sys.exit(run_worker(ExtractionSettings(), store_url=sys.argv[1], count=1))\n",
+    ],
+    ids=["serve", "worker"],
+)
+def test_an_unknown_database_stops_the_server_and_worker_with_one_line(
+    neo4j_uri: str, command: str
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + command, neo4j_uri],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(ROOT),
+            "SGAM_NEO4J_DATABASE": "nosuchdb",
+            "HF_HUB_OFFLINE": "1",
+        },
+    )
+    assert out.returncode in (1, 2), out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "cannot open the store" in lines[0]
+    assert "Neo4j has no database 'nosuchdb'" in lines[0]

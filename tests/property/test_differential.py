@@ -39,7 +39,7 @@ from graph.model import (
 )
 from graph.port import Store
 from graph.service import MemoryService
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 from graph.timeutil import utcnow
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]

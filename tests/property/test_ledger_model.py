@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from graph.errors import FactConflictError, ValidationError
 from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta, WriteStatus
 from graph.service import MemoryService
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 from graph.timeutil import utcnow
 
 H = 32  # cells; generated instants stay below 26, so a run reaching the last cell is open

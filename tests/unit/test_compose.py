@@ -22,11 +22,11 @@ def test_two_services(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {"neo4j", "sgam"}
 
 
-def test_neo4j_is_5_26_community_with_auth_from_the_environment(compose: dict[str, Any]) -> None:
+def test_neo4j_is_2026_community_with_auth_from_the_environment(compose: dict[str, Any]) -> None:
     neo4j = compose["services"]["neo4j"]
     image, tag = neo4j["image"].split(":")
     assert image == "neo4j"
-    assert tag.startswith("5.26")
+    assert tag.startswith("2026.")
     assert "community" in tag
     assert neo4j["environment"]["NEO4J_AUTH"].startswith("neo4j/${SGAM_NEO4J_PASSWORD:?")
     # Published on loopback only.

@@ -11,7 +11,7 @@ import pytest
 
 from api.cli import main
 
-MIRA = Path(__file__).resolve().parents[3] / "shared" / "scenarios" / "mira.json"
+MIRA = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "mira.json"
 
 
 def test_mira_passes_and_prints_the_three_answers(

@@ -277,7 +277,8 @@ def test_an_embedder_loads_nothing_until_it_encodes() -> None:
 
 def test_importing_the_read_path_does_not_load_torch() -> None:
     code = (
-        "import sys, graph.retrieval, graph.sqlite_store, graph.embeddings, graph.neo4j_search\n"
+        "import sys, graph.retrieval, graph.stores.sqlite.store, graph.embeddings,"
+        " graph.stores.neo4j.search\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
     )
     out = subprocess.run(

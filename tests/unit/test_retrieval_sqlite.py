@@ -1,4 +1,4 @@
-"""The SQLite search mixin: triggers keep the search tables in step with the ledger,
+"""The SQLite search index: triggers keep the search tables in step with the ledger,
 fulltext and vectors stay inside one tenant and one window."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.retrieval import ItemKind, Window
 from graph.retrieval.text import terms
 from graph.service import MemoryService
-from graph.sqlite_store import SqliteStore
+from graph.stores.sqlite.store import SqliteStore
 from graph.timeutil import utcnow
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -40,7 +40,7 @@ def episode(svc: MemoryService, tenant: str, eid: str, text: str, at: datetime =
 
 
 def count(store: SqliteStore, table: str, tenant: str) -> int:
-    rows = store._read(f"SELECT count(*) AS n FROM {table} WHERE tenant_id = ?", (tenant,))
+    rows = store.conn.read(f"SELECT count(*) AS n FROM {table} WHERE tenant_id = ?", (tenant,))
     return int(rows[0]["n"])
 
 
@@ -60,7 +60,7 @@ def test_fact_text_is_the_fact_sentence_for_every_value_type(
                         source_episode_id="e1"),
         ],
     )
-    rows = sqlite_store._read(
+    rows = sqlite_store.conn.read(
         "SELECT item_id, body FROM search_docs WHERE tenant_id = ? AND kind = 'fact'", (tenant,)
     )
     bodies = {r["item_id"]: r["body"] for r in rows}
@@ -75,13 +75,13 @@ def test_fulltext_sees_writes_at_once_and_only_the_tenants_own(
     episode(svc, tenant, "e1", "Mira's passport deadline is 2026-07-15.")
     episode(svc, other, "e1", "Mira's passport deadline is 2026-07-15.")
     episode(svc, other, "e2", "Another passport story.")
-    hits = sqlite_store.fulltext(
+    hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=terms("passport"), window=now(), limit=10
     )
     assert [h.item_id for h in hits] == ["e1"]
     assert hits[0].score > 0
     # Stemming: "deadlines" finds "deadline".
-    assert sqlite_store.fulltext(
+    assert sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=["deadlines"], window=now(), limit=10
     )
 
@@ -91,10 +91,10 @@ def test_fulltext_operators_in_user_text_are_inert(
 ) -> None:
     episode(svc, tenant, "e1", "near the title")
     for text in ['NEAR("a" * b)', 'title:x OR "', "scope : x", "-) AND ("]:
-        sqlite_store.fulltext(
+        sqlite_store.search.fulltext(
             tenant_id=tenant, kind=ItemKind.EPISODE, terms=terms(text), window=now(), limit=5
         )
-    hits = sqlite_store.fulltext(
+    hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=terms("NEAR title"), window=now(), limit=5
     )
     assert [h.item_id for h in hits] == ["e1"]
@@ -113,11 +113,12 @@ def test_fulltext_of_facts_is_limited_to_the_window(
 
     def cities(at: datetime) -> list[str]:
         w = Window(as_of=at, known_at=utcnow())
-        hits = sqlite_store.fulltext(
+        hits = sqlite_store.search.fulltext(
             tenant_id=tenant, kind=ItemKind.FACT, terms=["mira", "city"], window=w, limit=10
         )
-        facts = sqlite_store.facts_by_id(tenant_id=tenant, fact_ids=[h.item_id for h in hits],
-                                         window=w)
+        facts = sqlite_store.search.facts_by_id(
+            tenant_id=tenant, fact_ids=[h.item_id for h in hits], window=w
+        )
         return sorted(str(f.value) for f in facts.values())
 
     assert cities(T0 + timedelta(days=1)) == ["Paris"]
@@ -129,18 +130,18 @@ def test_vectors_are_made_once_and_found_after_each_write(
     sqlite_store: SqliteStore, svc: MemoryService, tenant: str, embedder: SentenceEmbedder
 ) -> None:
     episode(svc, tenant, "e1", "The quarterly budget review is on Friday.")
-    assert sqlite_store.index_pending(tenant_id=tenant, embedder=embedder) == 1
-    assert sqlite_store.index_pending(tenant_id=tenant, embedder=embedder) == 0
+    assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 1
+    assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 0
     q = embedder.encode(["When is the budget meeting?"])[0]
 
     def nearest() -> list[str]:
-        return [h.item_id for h in sqlite_store.vector_search(
+        return [h.item_id for h in sqlite_store.search.vector_search(
             tenant_id=tenant, kind=ItemKind.EPISODE, vector=q, model=embedder.name,
             window=now(), limit=5)]
 
     assert nearest() == ["e1"]
     episode(svc, tenant, "e2", "Budget meeting moved to Monday morning.")
-    assert sqlite_store.index_pending(tenant_id=tenant, embedder=embedder) == 1
+    assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 1
     assert set(nearest()) == {"e1", "e2"}  # the cached matrix took the new row
     svc.delete_episode(tenant_id=tenant, episode_id="e1")
     assert nearest() == ["e2"]  # and noticed the deletion
@@ -160,11 +161,11 @@ def test_vector_search_widens_past_versions_outside_the_window(
     deltas.append(MemoryDelta(subject="mira", predicate="favourite_colour", value="green",
                               valid_from=T0 + timedelta(days=100), source_episode_id="e1"))
     svc.write_facts(tenant_id=tenant, deltas=deltas)
-    sqlite_store.index_pending(tenant_id=tenant, embedder=embedder)
+    sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder)
     q = embedder.encode(["mira favourite colour blue"])[0]
-    hits = sqlite_store.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=q,
+    hits = sqlite_store.search.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=q,
                                       model=embedder.name, window=now(), limit=3)
-    facts = sqlite_store.facts_by_id(tenant_id=tenant, fact_ids=[h.item_id for h in hits],
+    facts = sqlite_store.search.facts_by_id(tenant_id=tenant, fact_ids=[h.item_id for h in hits],
                                      window=now())
     assert [f.value for f in facts.values()] == ["green"]
 
@@ -177,11 +178,11 @@ def test_deletes_and_purges_leave_nothing_behind(
     for value, ep in (("2026-07-15", "e1"), ("2026-06-30", "e2")):
         svc.write_facts(tenant_id=tenant, deltas=[MemoryDelta(
             subject="mira", predicate="deadline", value=value, source_episode_id=ep)])
-    sqlite_store.index_pending(tenant_id=tenant, embedder=embedder)
+    sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder)
     assert count(sqlite_store, "search_docs", tenant) == 5  # 2 episodes, 1 entity, 2 facts
     assert count(sqlite_store, "search_vectors", tenant) == 5
     svc.delete_episode(tenant_id=tenant, episode_id="e2")
-    docs = sqlite_store._read(
+    docs = sqlite_store.conn.read(
         "SELECT kind, body FROM search_docs WHERE tenant_id = ? ORDER BY kind, body", (tenant,)
     )
     assert [(r["kind"], r["body"]) for r in docs] == [
@@ -193,7 +194,9 @@ def test_deletes_and_purges_leave_nothing_behind(
     sqlite_store.purge_tenant(tenant_id=tenant)
     assert count(sqlite_store, "search_docs", tenant) == 0
     assert count(sqlite_store, "search_vectors", tenant) == 0
-    fts = sqlite_store._read("SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH 'mira'")
+    fts = sqlite_store.conn.read(
+        "SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH 'mira'"
+    )
     assert fts[0]["n"] == 0
 
 
@@ -204,16 +207,16 @@ def test_very_common_terms_are_left_out_of_large_indexes(
         episode(svc, tenant, f"e{i}", f"common words everywhere, number {i}")
     episode(svc, tenant, "rare", "a rare sight")
     # Small index: every term stays (a term can still decide what matches).
-    assert sqlite_store._informative(["common", "rare"]) == ["common", "rare"]
-    hits = sqlite_store.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
+    assert sqlite_store.search._informative(["common", "rare"]) == ["common", "rare"]
+    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
                                  terms=["common", "rare"], window=now(), limit=10)
     assert {h.item_id for h in hits} == {"e0", "e1", "e2", "e3", "rare"}
     # Past the size threshold, a term in half the rows or more goes ("sights" and "sight"
     # share the stem the index stores).
-    monkeypatch.setattr("graph.sqlite_search._COMMON_DF", 1)
-    assert sqlite_store._informative(["common", "sights"]) == ["sights"]
-    assert sqlite_store._informative(["common", "everywhere"]) == ["common"]  # rarest kept
-    hits = sqlite_store.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
+    monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 1)
+    assert sqlite_store.search._informative(["common", "sights"]) == ["sights"]
+    assert sqlite_store.search._informative(["common", "everywhere"]) == ["common"]  # rarest kept
+    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
                                  terms=["common", "rare"], window=now(), limit=10)
     assert [h.item_id for h in hits] == ["rare"]
 
@@ -224,16 +227,16 @@ def test_a_renamed_entity_is_searched_and_embedded_by_its_new_name(
     episode(svc, tenant, "e1", "x")
     svc.write_facts(tenant_id=tenant, deltas=[
         MemoryDelta(subject="p1", predicate="team", value="blue", source_episode_id="e1")])
-    assert sqlite_store.index_pending(tenant_id=tenant, embedder=embedder) == 3
-    with sqlite_store._write() as c:  # no write path renames yet; the trigger must cope
+    assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 3
+    with sqlite_store.conn.write() as c:  # no write path renames yet; the trigger must cope
         c.execute("UPDATE entities SET name = 'Priya Rao', aliases_json = '[\"PR\"]'"
                   " WHERE tenant_id = ? AND entity_id = 'p1'", (tenant,))
-    hits = sqlite_store.fulltext(tenant_id=tenant, kind=ItemKind.ENTITY, terms=["priya"],
+    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.ENTITY, terms=["priya"],
                                  window=now(), limit=5)
     assert [h.item_id for h in hits] == ["p1"]
-    assert sqlite_store.index_pending(tenant_id=tenant, embedder=embedder) == 1
+    assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 1
     q = embedder.encode(["Priya Rao"])[0]
-    near = sqlite_store.vector_search(tenant_id=tenant, kind=ItemKind.ENTITY, vector=q,
+    near = sqlite_store.search.vector_search(tenant_id=tenant, kind=ItemKind.ENTITY, vector=q,
                                       model=embedder.name, window=now(), limit=1)
     assert near[0].item_id == "p1"
     assert near[0].score > 0.9

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from graph.errors import TemplateError
-from graph.templates import CYPHER_DIR, load_templates, parse_template, require, template_dir
+from graph.stores.neo4j.templates import (
+    CYPHER_DIR,
+    is_fragment,
+    load_fragments,
+    load_templates,
+    parse_template,
+    require,
+    template_dir,
+)
 
 GOOD = """// name: facts.demo
 // params: tenant_id, subject
@@ -143,7 +151,7 @@ def test_an_empty_folder_is_refused(tmp_path: Path) -> None:
 
 def test_every_real_template_loads() -> None:
     templates = load_templates()
-    files = sorted(CYPHER_DIR.glob("*.cypher"))
+    files = [p for p in sorted(CYPHER_DIR.glob("*.cypher")) if not is_fragment(p)]
     assert len(templates) == len(files) >= 25
     for name in (
         "schema.setup",
@@ -173,8 +181,117 @@ def test_real_templates_never_format_values_into_text() -> None:
             assert all("UNWIND $rows" in s for s in t.statements), t.name
 
 
+# -- fragments ------------------------------------------------------------------------------
+FRAGMENT = """// fragment: demo_projection
+// A comment of the fragment's own.
+RETURN e {.*, name: toString(e.name)} AS entity
+"""
+USES = """// name: facts.uses
+// params: tenant_id, subject
+// mode: read
+MATCH (e:Entity {tenant_id: $tenant_id, entity_id: $subject})
+// include: demo_projection
+ORDER BY e.name
+"""
+
+
+def test_an_include_splices_the_fragment_in_place(tmp_path: Path) -> None:
+    write(tmp_path, FRAGMENT, "_demo_projection.cypher")
+    t = parse_template(write(tmp_path, USES, "uses.cypher"))
+    assert t.includes == {"demo_projection"}
+    lines = [line for line in t.text.splitlines() if not line.startswith("//")]
+    assert lines == [
+        "MATCH (e:Entity {tenant_id: $tenant_id, entity_id: $subject})",
+        "RETURN e {.*, name: toString(e.name)} AS entity",
+        "ORDER BY e.name",
+    ]
+    # A folder's fragments are not templates.
+    assert list(load_templates(tmp_path)) == ["facts.uses"]
+    assert list(load_fragments(tmp_path)) == ["demo_projection"]
+
+
+def test_a_fragment_may_open_the_body(tmp_path: Path) -> None:
+    write(tmp_path, "// fragment: whole\nMATCH (e:Entity {tenant_id: $tenant_id}) RETURN e\n")
+    text = "// name: x.whole\n// params: tenant_id\n// mode: read\n// include: whole\n"
+    t = parse_template(write(tmp_path, text, "whole.cypher"))
+    assert t.text == "MATCH (e:Entity {tenant_id: $tenant_id}) RETURN e"
+
+
+def test_an_unknown_fragment_is_refused_naming_it(tmp_path: Path) -> None:
+    write(tmp_path, FRAGMENT, "_demo_projection.cypher")
+    path = write(tmp_path, USES.replace("demo_projection", "demo_projektion"), "typo.cypher")
+    with pytest.raises(TemplateError) as e:
+        parse_template(path)
+    assert str(e.value) == (
+        "typo.cypher: unknown fragment 'demo_projektion' in '// include:'"
+        " (known: demo_projection)"
+    )
+    with pytest.raises(TemplateError, match="unknown fragment 'demo_projektion'"):
+        load_templates(tmp_path)
+
+
+def test_parameters_are_checked_after_splicing(tmp_path: Path) -> None:
+    write(tmp_path, FRAGMENT.replace("toString(e.name)", "$label"), "_demo_projection.cypher")
+    path = write(tmp_path, USES, "uses.cypher")
+    with pytest.raises(TemplateError, match=r"facts\.uses uses undeclared parameter\(s\): label"):
+        parse_template(path)
+    declared = USES.replace("params: tenant_id, subject", "params: tenant_id, subject, label")
+    assert parse_template(write(tmp_path, declared, "uses.cypher")).params == {
+        "tenant_id", "subject", "label"
+    }
+    # ...and a fragment that writes makes a read template refuse to load.
+    writes = FRAGMENT.replace("RETURN", "SET e.seen = true RETURN")
+    write(tmp_path, writes, "_demo_projection.cypher")
+    with pytest.raises(TemplateError, match=r"facts\.uses is declared read but writes \(SET\)"):
+        parse_template(write(tmp_path, USES, "uses.cypher"))
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("// fragment: Bad Name\nRETURN 1\n", "bad fragment name 'Bad Name'"),
+        ("// fragment: empty\n// only a comment\n", "fragment 'empty' has no body"),
+        (
+            "// fragment: nested\n// include: other\nRETURN 1\n",
+            "fragment 'nested' includes another; fragments do not nest",
+        ),
+    ],
+)
+def test_bad_fragments_are_refused(tmp_path: Path, text: str, reason: str) -> None:
+    write(tmp_path, text, "_bad.cypher")
+    write(tmp_path, GOOD)
+    with pytest.raises(TemplateError) as e:
+        load_templates(tmp_path)
+    assert str(e.value) == f"_bad.cypher: {reason}"
+
+
+def test_a_fragment_name_defined_twice_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, FRAGMENT, "_a.cypher")
+    write(tmp_path, FRAGMENT, "_b.cypher")
+    with pytest.raises(TemplateError, match=r"'demo_projection' is also defined in _a\.cypher"):
+        load_fragments(tmp_path)
+
+
+def test_each_projection_is_written_once() -> None:
+    """The fact projections live in their fragments only, and every fragment is used."""
+    fragments = load_fragments(CYPHER_DIR)
+    assert {"fact_projection", "fact_fields"} <= fragments.keys()
+    templates = load_templates()
+    used = {name for t in templates.values() for name in t.includes}
+    assert used == fragments.keys()
+    for path in CYPHER_DIR.glob("*.cypher"):
+        if not is_fragment(path):
+            text = path.read_text(encoding="utf-8")
+            assert "toString(r.valid_from)" not in text, path.name
+            assert ".retention_policy, .cardinality}" not in text, path.name
+    by_fact = {n for n, t in templates.items() if "fact_projection" in t.includes}
+    assert {"facts.by_subject", "facts.history", "graph.hop", "ledger.current_versions"} <= by_fact
+    by_fields = {n for n, t in templates.items() if "fact_fields" in t.includes}
+    assert {"search.facts_by_id", "search.facts_touching"} <= by_fields
+
+
 def test_the_store_finds_every_template_it_runs() -> None:
-    from graph.neo4j_store import TEMPLATES
+    from graph.stores.neo4j.store import TEMPLATES
 
     templates = load_templates()
     require(templates, TEMPLATES)
@@ -196,7 +313,7 @@ def test_an_installed_copy_is_found_through_sgam_cypher_dir(
 def test_the_templates_ship_as_package_data() -> None:
     import tomllib
 
-    from graph.templates import CYPHER_DIR
+    from graph.stores.neo4j.templates import CYPHER_DIR
 
     config = tomllib.loads((CYPHER_DIR.parent / "pyproject.toml").read_text())
     assert "cypher" in config["tool"]["setuptools"]["packages"]

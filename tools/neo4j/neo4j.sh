@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start/stop an embedded Neo4j 5.26 Community server (Bolt on 127.0.0.1, auth off,
+# Start/stop an embedded Neo4j 2026.x Community server (Bolt on 127.0.0.1, auth off,
 # data in a fresh temp dir) for tests and development where Docker is not available.
 #
 #   tools/neo4j/neo4j.sh up       build if needed, start (or reuse), print bolt URI as last stdout line
@@ -7,8 +7,10 @@
 #   tools/neo4j/neo4j.sh status   print the URI and exit 0 if running, else exit 1
 #
 # Env: SGAM_NEO4J_PORT (bolt port; default: a free port picked by the server),
-#      SGAM_NEO4J_START_TIMEOUT (seconds, default 180), SGAM_NEO4J_JAVA (java binary),
-#      SGAM_NEO4J_JAVA_OPTS (extra JVM flags).
+#      SGAM_NEO4J_START_TIMEOUT (seconds, default 180), SGAM_NEO4J_JAVA_HOME (a JDK 21+;
+#      default: JAVA_HOME if it is 21+, else the newest 21+ JDK under /usr/lib/jvm or
+#      /opt/java), SGAM_NEO4J_JAVA_OPTS (extra JVM flags).
+# Neo4j 2026.x needs Java 21 or later; the JDK found is used both to build and to run.
 # State lives in <repo>/.sgam/neo4j/ : pid, uri, datadir, server.log, build.log.
 set -euo pipefail
 
@@ -45,10 +47,34 @@ JVM_FLAGS=(
 log() { echo "neo4j.sh: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-java_bin() {
-  if [[ -n "${SGAM_NEO4J_JAVA:-}" ]]; then echo "$SGAM_NEO4J_JAVA"; return; fi
-  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then echo "$JAVA_HOME/bin/java"; return; fi
-  command -v java || die "java not found (need Java 17 or 21)"
+# The major version of a JDK home ("25" for 25.0.1, "17" for 17.0.15), or nothing.
+jdk_major() {
+  local home="$1" v
+  [[ -x "$home/bin/java" && -x "$home/bin/javac" ]] || return 0
+  v="$("$home/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n1)"
+  echo "$v"
+}
+
+# A JDK home of version 21 or later: explicit setting, JAVA_HOME, then the newest found.
+# Not a shell profile: CI runs with a bare environment.
+jdk_home() {
+  local h m best="" best_m=0
+  if [[ -n "${SGAM_NEO4J_JAVA_HOME:-}" ]]; then
+    m="$(jdk_major "$SGAM_NEO4J_JAVA_HOME")"
+    [[ -n "$m" && "$m" -ge 21 ]] || die "SGAM_NEO4J_JAVA_HOME=$SGAM_NEO4J_JAVA_HOME is not a JDK 21+"
+    echo "$SGAM_NEO4J_JAVA_HOME"; return
+  fi
+  if [[ -n "${JAVA_HOME:-}" ]]; then
+    m="$(jdk_major "$JAVA_HOME")"
+    if [[ -n "$m" && "$m" -ge 21 ]]; then echo "$JAVA_HOME"; return; fi
+  fi
+  for h in /usr/lib/jvm/* /opt/java/* /opt/jdk*; do
+    [[ -d "$h" ]] || continue
+    m="$(jdk_major "$h")"
+    if [[ -n "$m" && "$m" -ge 21 && "$m" -gt "$best_m" ]]; then best="$h"; best_m="$m"; fi
+  done
+  [[ -n "$best" ]] || die "no JDK 21+ found (Neo4j 2026.x needs one): set SGAM_NEO4J_JAVA_HOME"
+  echo "$best"
 }
 
 # Is the pid one of our launcher JVMs?
@@ -129,7 +155,9 @@ build_if_needed() {
   log "building the embedded Neo4j launcher (mvn package, log: $BUILD_LOG) ..."
   local t0=$SECONDS
   rm -f "$STAMP_FILE"
-  if ! (cd "$SCRIPT_DIR" && mvn -q -B -Dstyle.color=never package -DskipTests) > "$BUILD_LOG" 2>&1 < /dev/null; then
+  local jdk
+  jdk="$(jdk_home)"
+  if ! (cd "$SCRIPT_DIR" && JAVA_HOME="$jdk" mvn -q -B -Dstyle.color=never package -DskipTests) > "$BUILD_LOG" 2>&1 < /dev/null; then
     tail -n 40 "$BUILD_LOG" >&2 || true
     die "maven build failed (full log: $BUILD_LOG)"
   fi
@@ -170,7 +198,7 @@ cmd_up() {
   local port="${SGAM_NEO4J_PORT:-0}"
   [[ "$port" =~ ^[0-9]+$ ]] || die "SGAM_NEO4J_PORT must be a number, got '$port'"
   local java datadir
-  java="$(java_bin)"
+  java="$(jdk_home)/bin/java"
   datadir="$(mktemp -d "${TMPDIR:-/tmp}/sgam-neo4j.XXXXXXXX")"
   echo "$datadir" > "$DATADIR_FILE"
 

@@ -92,7 +92,6 @@ public final class EmbeddedNeo4j {
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCacheMb * mib)
                 .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, 512 * mib)
                 .setConfig(GraphDatabaseSettings.memory_transaction_max_size, 256 * mib)
-                .setConfig(GraphDatabaseSettings.tx_state_max_off_heap_memory, 256 * mib)
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                 .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold, 16 * mib)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "false")

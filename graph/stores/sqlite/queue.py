@@ -9,23 +9,24 @@ not move an episode that someone else moved first.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Collection, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from graph.model import Entity, Episode, MemoryDelta
-from graph.queue import (
-    CandidateStatus,
-    HoldReason,
-    MergeCandidate,
-    MergeStatus,
-    PendingCandidate,
+from graph.model import Entity, Episode
+from graph.queue import CandidateStatus, MergeCandidate, MergeStatus, PendingCandidate
+from graph.stores.sqlite.codec import (
+    candidate_from_row,
+    candidate_values,
+    entity_unchecked,
+    episode_from_row,
+    merge_from_row,
+    merge_values,
 )
-from graph.timeutil import from_db, to_db
+from graph.stores.sqlite.connection import SqliteConnection
+from graph.timeutil import to_db
 
-_QUEUE_SQL = """
+QUEUE_SQL = """
 CREATE INDEX IF NOT EXISTS episodes_lease ON episodes (status, lease_until);
 CREATE INDEX IF NOT EXISTS episodes_session ON episodes (tenant_id, session_id, occurred_at);
 CREATE TABLE IF NOT EXISTS extraction_candidates (
@@ -70,57 +71,11 @@ _SUPPORTING = json.dumps(
 )
 
 
-def _opt_dt(text: str | None) -> datetime | None:
-    return None if text is None else from_db(text)
+class SqliteQueue:
+    """The extraction queue and the review lists, over the store's connection."""
 
-
-def candidate_from_row(r: sqlite3.Row) -> PendingCandidate:
-    return PendingCandidate(
-        tenant_id=r["tenant_id"],
-        candidate_id=r["candidate_id"],
-        episode_id=r["episode_id"],
-        statement_key=r["statement_key"],
-        reason=HoldReason(r["reason"]),
-        delta=MemoryDelta.model_validate_json(r["delta_json"]),
-        status=CandidateStatus(r["status"]),
-        created_at=from_db(r["created_at"]),
-        decided_at=_opt_dt(r["decided_at"]),
-        note=r["note"],
-    )
-
-
-def merge_from_row(r: sqlite3.Row) -> MergeCandidate:
-    return MergeCandidate(
-        tenant_id=r["tenant_id"],
-        candidate_id=r["candidate_id"],
-        entity_id=r["entity_id"],
-        name=r["name"],
-        existing_entity_id=r["existing_entity_id"],
-        entity_type=r["entity_type"],
-        similarity=r["similarity"],
-        episode_id=r["episode_id"],
-        status=MergeStatus(r["status"]),
-        created_at=from_db(r["created_at"]),
-        decided_at=_opt_dt(r["decided_at"]),
-    )
-
-
-class SqliteQueueMixin:
-    """Queue operations of :class:`graph.sqlite_store.SqliteStore`; tables in QUEUE_SQL."""
-
-    QUEUE_SQL = _QUEUE_SQL
-
-    if TYPE_CHECKING:  # provided by SqliteStore
-
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-        def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
-
-    @staticmethod
-    def _episode(r: sqlite3.Row) -> Episode:
-        from graph.sqlite_store import episode_from_row  # the store imports this module
-
-        return episode_from_row(r)
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.conn = conn
 
     # -- the queue -------------------------------------------------------------------
     def enqueue(
@@ -133,7 +88,7 @@ class SqliteQueueMixin:
         reset_attempts: bool,
     ) -> Episode | None:
         statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
-        with self._write() as c:
+        with self.conn.write() as c:
             r = c.execute(
                 "UPDATE episodes SET status = 'pending', next_attempt_at = ?,"
                 " lease_owner = NULL, lease_until = NULL,"
@@ -144,7 +99,7 @@ class SqliteQueueMixin:
                 " RETURNING *",
                 (to_db(at), reset_attempts, reset_attempts, tenant_id, episode_id, statuses),
             ).fetchone()
-        return None if r is None else self._episode(r)
+        return None if r is None else episode_from_row(r)
 
     def claim(
         self,
@@ -156,7 +111,7 @@ class SqliteQueueMixin:
         tenant_id: str | None = None,
     ) -> Episode | None:
         t = to_db(now)
-        with self._write() as c:
+        with self.conn.write() as c:
             # A lease that expired after the last allowed attempt: give up, visibly.
             p = {"now": t, "tenant": tenant_id, "max": max_attempts}
             c.execute(
@@ -180,7 +135,7 @@ class SqliteQueueMixin:
                 " OR (status = 'processing' AND lease_until <= ?)) RETURNING *",
                 (owner, to_db(lease_until), picked["tenant_id"], picked["episode_id"], t),
             ).fetchone()
-        return None if r is None else self._episode(r)
+        return None if r is None else episode_from_row(r)
 
     def claim_episode(
         self,
@@ -193,7 +148,7 @@ class SqliteQueueMixin:
         from_statuses: Collection[str],
     ) -> Episode | None:
         statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
-        with self._write() as c:
+        with self.conn.write() as c:
             r = c.execute(
                 "UPDATE episodes SET status = 'processing', lease_owner = ?, lease_until = ?,"
                 " attempts = attempts + 1"
@@ -202,12 +157,12 @@ class SqliteQueueMixin:
                 " RETURNING *",
                 (owner, to_db(lease_until), tenant_id, episode_id, statuses),
             ).fetchone()
-        return None if r is None else self._episode(r)
+        return None if r is None else episode_from_row(r)
 
     def extend_lease(
         self, *, tenant_id: str, episode_id: str, owner: str, lease_until: datetime
     ) -> bool:
-        with self._write() as c:
+        with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE episodes SET lease_until = ? WHERE tenant_id = ? AND episode_id = ?"
                 " AND status = 'processing' AND lease_owner = ?",
@@ -223,7 +178,7 @@ class SqliteQueueMixin:
         owner: str,
         rejected: Sequence[dict[str, object]],
     ) -> bool:
-        with self._write() as c:
+        with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE episodes SET status = 'extracted', last_error = NULL, rejected_json = ?,"
                 " lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL"
@@ -244,7 +199,7 @@ class SqliteQueueMixin:
         rejected: Sequence[dict[str, object]] = (),
     ) -> bool:
         status = "failed" if retry_at is None else "pending"
-        with self._write() as c:
+        with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE episodes SET status = ?, last_error = ?, rejected_json = ?,"
                 " next_attempt_at = ?, lease_owner = NULL, lease_until = NULL"
@@ -264,9 +219,9 @@ class SqliteQueueMixin:
 
     def queue_counts(self, *, tenant_id: str | None = None) -> dict[str, int]:
         if tenant_id is None:
-            rows = self._read("SELECT status, COUNT(*) AS n FROM episodes GROUP BY status")
+            rows = self.conn.read("SELECT status, COUNT(*) AS n FROM episodes GROUP BY status")
         else:
-            rows = self._read(
+            rows = self.conn.read(
                 "SELECT status, COUNT(*) AS n FROM episodes WHERE tenant_id = ? GROUP BY status",
                 (tenant_id,),
             )
@@ -275,21 +230,12 @@ class SqliteQueueMixin:
     # -- pending candidates ----------------------------------------------------------
     def hold_candidate(self, *, candidate: PendingCandidate) -> tuple[PendingCandidate, int]:
         k = candidate
-        with self._write() as c:
+        with self.conn.write() as c:
             c.execute(
                 "INSERT OR IGNORE INTO extraction_candidates (tenant_id, candidate_id, episode_id,"
                 " statement_key, reason, delta_json, status, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    k.tenant_id,
-                    k.candidate_id,
-                    k.episode_id,
-                    k.statement_key,
-                    k.reason.value,
-                    k.delta.model_dump_json(),
-                    k.status.value,
-                    to_db(k.created_at),
-                ),
+                candidate_values(k),
             )
             stored = c.execute(
                 "SELECT * FROM extraction_candidates WHERE tenant_id = ? AND episode_id = ?"
@@ -307,7 +253,7 @@ class SqliteQueueMixin:
     def promote_candidates(
         self, *, tenant_id: str, statement_key: str, now: datetime
     ) -> list[PendingCandidate]:
-        with self._write() as c:
+        with self.conn.write() as c:
             rows = c.execute(
                 "UPDATE extraction_candidates SET status = 'promoted', decided_at = ?"
                 " WHERE tenant_id = ? AND statement_key = ? AND status = 'pending' RETURNING *",
@@ -333,10 +279,10 @@ class SqliteQueueMixin:
             params.append(episode_id)
         sql += " ORDER BY created_at, candidate_id LIMIT ?"
         params.append(limit)
-        return [candidate_from_row(r) for r in self._read(sql, params)]
+        return [candidate_from_row(r) for r in self.conn.read(sql, params)]
 
     def candidate(self, *, tenant_id: str, candidate_id: str) -> PendingCandidate | None:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT * FROM extraction_candidates WHERE tenant_id = ? AND candidate_id = ?",
             (tenant_id, candidate_id),
         )
@@ -352,7 +298,7 @@ class SqliteQueueMixin:
         note: str | None,
         from_status: CandidateStatus = CandidateStatus.PENDING,
     ) -> bool:
-        with self._write() as c:
+        with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE extraction_candidates SET status = ?, decided_at = ?, note = ?"
                 " WHERE tenant_id = ? AND candidate_id = ? AND status = ?",
@@ -364,26 +310,12 @@ class SqliteQueueMixin:
     def add_merge_candidates(self, *, candidates: Sequence[MergeCandidate]) -> None:
         if not candidates:
             return
-        with self._write() as c:
+        with self.conn.write() as c:
             c.executemany(
                 "INSERT OR IGNORE INTO merge_candidates (tenant_id, candidate_id, entity_id, name,"
                 " existing_entity_id, entity_type, similarity, episode_id, status, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        m.tenant_id,
-                        m.candidate_id,
-                        m.entity_id,
-                        m.name,
-                        m.existing_entity_id,
-                        m.entity_type,
-                        m.similarity,
-                        m.episode_id,
-                        m.status.value,
-                        to_db(m.created_at),
-                    )
-                    for m in candidates
-                ],
+                [merge_values(m) for m in candidates],
             )
 
     def merge_candidates(
@@ -396,10 +328,10 @@ class SqliteQueueMixin:
             params.append(status.value)
         sql += " ORDER BY created_at, candidate_id LIMIT ?"
         params.append(limit)
-        return [merge_from_row(r) for r in self._read(sql, params)]
+        return [merge_from_row(r) for r in self.conn.read(sql, params)]
 
     def merge_candidate(self, *, tenant_id: str, candidate_id: str) -> MergeCandidate | None:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT * FROM merge_candidates WHERE tenant_id = ? AND candidate_id = ?",
             (tenant_id, candidate_id),
         )
@@ -408,7 +340,7 @@ class SqliteQueueMixin:
     def decide_merge_candidate(
         self, *, tenant_id: str, candidate_id: str, status: MergeStatus, now: datetime
     ) -> bool:
-        with self._write() as c:
+        with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE merge_candidates SET status = ?, decided_at = ?"
                 " WHERE tenant_id = ? AND candidate_id = ? AND status = 'open'",
@@ -428,22 +360,11 @@ class SqliteQueueMixin:
         sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
         params.append(limit)
         # Read for every model-extracted episode: rows this store wrote are built without
-        # re-validation (several times cheaper at thousands of entities).
-        return [
-            Entity.model_construct(
-                tenant_id=r["tenant_id"],
-                entity_id=r["entity_id"],
-                entity_type=r["entity_type"],
-                name=r["name"],
-                aliases=json.loads(r["aliases_json"]),
-                summary=r["summary"],
-                created_at=from_db(r["created_at"]),
-            )
-            for r in self._read(sql, params)
-        ]
+        # re-validation.
+        return [entity_unchecked(r) for r in self.conn.read(sql, params)]
 
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:
-        with self._write() as c:
+        with self.conn.write() as c:
             r = c.execute(
                 "SELECT aliases_json FROM entities WHERE tenant_id = ? AND entity_id = ?",
                 (tenant_id, entity_id),
@@ -459,7 +380,7 @@ class SqliteQueueMixin:
         return True
 
     def session_entities(self, *, tenant_id: str, session_id: str, limit: int) -> list[str]:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT m.entity_id, MAX(e.occurred_at) AS last_seen FROM episode_mentions m"
             " JOIN episodes e ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id"
             " WHERE e.tenant_id = ? AND e.session_id = ?"
@@ -470,6 +391,9 @@ class SqliteQueueMixin:
 
     # -- administration --------------------------------------------------------------
     def purge_queue_data(self, *, tenant_id: str) -> None:
-        with self._write() as c:
+        with self.conn.write() as c:
             c.execute("DELETE FROM extraction_candidates WHERE tenant_id = ?", (tenant_id,))
             c.execute("DELETE FROM merge_candidates WHERE tenant_id = ?", (tenant_id,))
+
+
+__all__ = ["QUEUE_SQL", "SqliteQueue"]

@@ -1,4 +1,4 @@
-"""Plain-data forms of ledger records, shared by the stores (JSON columns, Neo4j maps)."""
+"""Plain-data forms of ledger records shared by both stores' codecs (JSON columns, Neo4j maps)."""
 
 from __future__ import annotations
 

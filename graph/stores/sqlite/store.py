@@ -1,48 +1,44 @@
-"""The embedded store: one SQLite file, WAL, stdlib sqlite3.
+"""The embedded store: one SQLite file, WAL, stdlib sqlite3 (the seed article's design).
 
-The seed article's reference design. The database itself enforces the ledger's invariant:
-a partial unique index allows one open row per timeline among current versions. Every
-write batch is one ``BEGIN IMMEDIATE`` transaction, which also serialises writers.
+The database itself enforces the ledger's invariant: a partial unique index allows one
+open row per timeline among current versions. The store holds one
+:class:`~graph.stores.sqlite.connection.SqliteConnection` and builds its search index
+(:mod:`.search`) and its extraction queue (:mod:`.queue`) over it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from graph.codec import (
-    assertion_from_parts,
-    assertion_payload,
-    dump_value,
-    episode_hash,
-    load_value,
-)
-from graph.errors import ConflictError, StoreUnavailableError
-from graph.model import (
-    Cardinality,
-    Direction,
-    Entity,
-    Episode,
-    EpisodeKind,
-    EpisodeStatus,
-    Fact,
-    FactQuery,
-    Neighborhood,
-    ValueType,
-)
+from graph.errors import ConflictError, invalid
+from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.schema import MemorySchema
-from graph.sqlite_queue import SqliteQueueMixin
-from graph.sqlite_search import SqliteSearchMixin
+from graph.stores.codec import episode_hash
+from graph.stores.sqlite.codec import (
+    FACT_COLUMN_COUNT,
+    FACT_COLUMNS,
+    assertion_from_row,
+    assertion_values,
+    entity_from_row,
+    entity_values,
+    episode_from_row,
+    episode_values,
+    fact_from_row,
+    fact_values,
+    in_list,
+)
+from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
+from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
+from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
-from graph.traversal import breadth_first
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -104,12 +100,6 @@ CREATE TABLE IF NOT EXISTS schemas (
 );
 """
 
-FACT_COLUMNS = (
-    "version_id, tenant_id, fact_id, timeline_key, subject, subject_type, predicate, "
-    "value_json, value_type, object, object_type, valid_from, valid_to, recorded_at, "
-    "retired_at, source_episode_id, sources_json, supersedes_json, confidence, memory_type, "
-    "schema_version, retention_policy, cardinality"
-)
 TENANT_TABLES = (
     "entities",
     "episodes",
@@ -120,77 +110,6 @@ TENANT_TABLES = (
     "extraction_candidates",
     "merge_candidates",
 )
-
-
-def _opt(value: datetime | None) -> str | None:
-    return None if value is None else to_db(value)
-
-
-def _opt_dt(text: str | None) -> datetime | None:
-    return None if text is None else from_db(text)
-
-
-def fact_from_row(r: sqlite3.Row) -> Fact:
-    return Fact(
-        tenant_id=r["tenant_id"],
-        fact_id=r["fact_id"],
-        version_id=r["version_id"],
-        subject=r["subject"],
-        subject_type=r["subject_type"],
-        predicate=r["predicate"],
-        value=load_value(r["value_json"]),
-        value_type=ValueType(r["value_type"]),
-        object=r["object"],
-        object_type=r["object_type"],
-        valid_from=from_db(r["valid_from"]),
-        valid_to=_opt_dt(r["valid_to"]),
-        recorded_at=from_db(r["recorded_at"]),
-        retired_at=_opt_dt(r["retired_at"]),
-        source_episode_id=r["source_episode_id"],
-        sources=json.loads(r["sources_json"]),
-        supersedes=json.loads(r["supersedes_json"]),
-        confidence=r["confidence"],
-        memory_type=r["memory_type"],
-        schema_version=r["schema_version"],
-        retention_policy=r["retention_policy"],
-        cardinality=Cardinality(r["cardinality"]),
-    )
-
-
-def entity_from_row(r: sqlite3.Row) -> Entity:
-    return Entity(
-        tenant_id=r["tenant_id"],
-        entity_id=r["entity_id"],
-        entity_type=r["entity_type"],
-        name=r["name"],
-        aliases=json.loads(r["aliases_json"]),
-        summary=r["summary"],
-        created_at=from_db(r["created_at"]),
-    )
-
-
-def episode_from_row(r: sqlite3.Row) -> Episode:
-    return Episode(
-        tenant_id=r["tenant_id"],
-        episode_id=r["episode_id"],
-        kind=EpisodeKind(r["kind"]),
-        source=r["source"],
-        content=json.loads(r["content_json"]),
-        content_hash=r["content_hash"],
-        occurred_at=from_db(r["occurred_at"]),
-        session_id=r["session_id"],
-        metadata=json.loads(r["metadata_json"]),
-        recorded_at=from_db(r["recorded_at"]),
-        status=EpisodeStatus(r["status"]),
-        attempts=r["attempts"],
-        last_error=r["last_error"],
-        rejected=json.loads(r["rejected_json"]),
-    )
-
-
-def _in(values: Sequence[Any]) -> str:
-    """Placeholders for an IN list; the values themselves go in as parameters."""
-    return ",".join("?" for _ in values)
 
 
 VALID_AT = "valid_from <= :as_of AND (valid_to IS NULL OR valid_to > :as_of)"
@@ -213,7 +132,7 @@ class SqliteLedgerTx:
             return {}
         rows = self.c.execute(
             f"SELECT episode_id, occurred_at FROM episodes WHERE tenant_id = ? "  # noqa: S608
-            f"AND episode_id IN ({_in(ids)})",
+            f"AND episode_id IN ({in_list(ids)})",
             [tenant_id, *ids],
         ).fetchall()
         return {r["episode_id"]: from_db(r["occurred_at"]) for r in rows}
@@ -223,7 +142,7 @@ class SqliteLedgerTx:
         out: dict[str, Entity] = {}
         for chunk in _chunks(ids):
             rows = self.c.execute(
-                f"SELECT * FROM entities WHERE tenant_id = ? AND entity_id IN ({_in(chunk)})",  # noqa: S608
+                f"SELECT * FROM entities WHERE tenant_id = ? AND entity_id IN ({in_list(chunk)})",  # noqa: S608
                 [tenant_id, *chunk],
             ).fetchall()
             out.update({r["entity_id"]: entity_from_row(r) for r in rows})
@@ -234,18 +153,7 @@ class SqliteLedgerTx:
             "INSERT INTO entities (tenant_id, entity_id, entity_type, name, aliases_json, summary,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, entity_id)"
             " DO UPDATE SET entity_type = excluded.entity_type",
-            [
-                (
-                    tenant_id,
-                    e.entity_id,
-                    e.entity_type,
-                    e.name,
-                    json.dumps(e.aliases),
-                    e.summary,
-                    to_db(e.created_at),
-                )
-                for e in entities
-            ],
+            [entity_values(e, tenant_id=tenant_id) for e in entities],
         )
 
     def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
@@ -253,7 +161,7 @@ class SqliteLedgerTx:
         for chunk in _chunks(list(keys)):
             rows = self.c.execute(
                 f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND retired_at IS NULL "  # noqa: S608
-                f"AND timeline_key IN ({_in(chunk)}) ORDER BY valid_from",
+                f"AND timeline_key IN ({in_list(chunk)}) ORDER BY valid_from",
                 [tenant_id, *chunk],
             ).fetchall()
             for r in rows:
@@ -272,44 +180,19 @@ class SqliteLedgerTx:
         out: dict[str, list[Assertion]] = {k: [] for k in keys}
         for chunk in _chunks(list(keys)):
             rows = self.c.execute(
-                f"SELECT * FROM assertions WHERE tenant_id = ? AND timeline_key IN ({_in(chunk)})"  # noqa: S608
-                " ORDER BY seq",
+                "SELECT * FROM assertions WHERE tenant_id = ?"  # noqa: S608
+                f" AND timeline_key IN ({in_list(chunk)}) ORDER BY seq",
                 [tenant_id, *chunk],
             ).fetchall()
             for r in rows:
-                out[r["timeline_key"]].append(
-                    assertion_from_parts(
-                        seq=r["seq"],
-                        kind=r["kind"],
-                        fact_id=r["fact_id"],
-                        recorded_at=from_db(r["recorded_at"]),
-                        valid_from=_opt_dt(r["valid_from"]),
-                        valid_to=_opt_dt(r["valid_to"]),
-                        source_episode_id=r["source_episode_id"],
-                        payload=r["payload"],
-                    )
-                )
+                out[r["timeline_key"]].append(assertion_from_row(r))
         return out
 
     def append_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, Assertion]]) -> None:
         self.c.executemany(
             "INSERT INTO assertions (tenant_id, timeline_key, seq, kind, fact_id, recorded_at,"
             " valid_from, valid_to, source_episode_id, payload) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    tenant_id,
-                    key,
-                    a.seq,
-                    a.kind,
-                    a.fact_id,
-                    to_db(a.recorded_at),
-                    _opt(a.valid_from),
-                    _opt(a.valid_to),
-                    a.source_episode_id,
-                    assertion_payload(a),
-                )
-                for key, a in rows
-            ],
+            [assertion_values(a, tenant_id=tenant_id, key=key) for key, a in rows],
         )
 
     def retire(self, *, tenant_id: str, version_ids: Sequence[str], at: datetime) -> None:
@@ -321,33 +204,9 @@ class SqliteLedgerTx:
 
     def insert(self, *, tenant_id: str, facts: Sequence[Fact], keys: Sequence[str]) -> None:
         self.c.executemany(
-            f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({_in(range(23))})",  # noqa: S608
+            f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({in_list(range(FACT_COLUMN_COUNT))})",  # noqa: S608
             [
-                (
-                    f.version_id,
-                    tenant_id,
-                    f.fact_id,
-                    key,
-                    f.subject,
-                    f.subject_type,
-                    f.predicate,
-                    dump_value(f.value),
-                    f.value_type.value,
-                    f.object,
-                    f.object_type,
-                    to_db(f.valid_from),
-                    _opt(f.valid_to),
-                    to_db(f.recorded_at),
-                    _opt(f.retired_at),
-                    f.source_episode_id,
-                    json.dumps(f.sources),
-                    json.dumps(f.supersedes),
-                    f.confidence,
-                    f.memory_type,
-                    f.schema_version,
-                    f.retention_policy,
-                    f.cardinality.value,
-                )
+                fact_values(f, tenant_id=tenant_id, key=key)
                 for f, key in zip(facts, keys, strict=True)
             ],
         )
@@ -383,89 +242,51 @@ def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
         yield items[i : i + size]
 
 
-class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
-    """The storage port over one SQLite file (queue and search in their own modules)."""
+class SqliteStore:
+    """The storage port over one SQLite file; ``search`` and ``queue`` share its connection."""
 
     def __init__(self, path: str | Path, *, url: str | None = None) -> None:
         self.path = str(path)
         self.url = url or f"sqlite:///{path}"
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
+        self.conn = SqliteConnection(self.path)
+        self.search = SqliteSearch(self.conn)
+        self.queue = SqliteQueue(self.conn)
 
-    # -- connections -------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            try:
-                if self.path != ":memory:":
-                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            except (OSError, sqlite3.Error) as e:
-                raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA foreign_keys = ON")
-            self._local.conn = conn
-            with self._conns_lock:
-                self._conns.append(conn)
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            raise StoreUnavailableError(f"SQLite is busy: {e}") from e
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.IntegrityError as e:
-                conn.execute("ROLLBACK")
-                raise ConflictError(f"constraint violated: {e}") from e
+    @classmethod
+    def from_url(cls, url: str) -> SqliteStore:
+        """``sqlite:///rel/path.db`` is relative, ``sqlite:////abs/path.db`` absolute."""
+        if not url.startswith("sqlite:///"):
+            raise invalid(
+                f"unsupported store URL {url!r}: use sqlite:///path.db, neo4j://host:7687 or bolt://host:7687",
+                field="store",
+            )
+        path = url[len("sqlite:///") :]
+        if not path:
+            raise invalid("sqlite URL needs a path, e.g. sqlite:///.sgam/sgam.db", field="store")
+        return cls(path, url=url)
 
     @contextmanager
     def transaction(self) -> Iterator[SqliteLedgerTx]:
-        with self._write() as conn:
+        with self.conn.write() as conn:
             try:
                 yield SqliteLedgerTx(conn)
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
 
-    def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
-        try:
-            return self._conn().execute(sql, params).fetchall()
-        except sqlite3.OperationalError as e:
-            raise StoreUnavailableError(f"SQLite read failed: {e}") from e
-
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
-        self._conn().executescript(SCHEMA_SQL + self.QUEUE_SQL + self.SEARCH_SQL)
+        self.conn.executescript(SCHEMA_SQL + QUEUE_SQL + SEARCH_SQL)
 
     def close(self) -> None:
-        with self._conns_lock:
-            for c in self._conns:
-                # A connection made in a thread that is gone may refuse; nothing to flush.
-                with contextlib.suppress(sqlite3.ProgrammingError):
-                    c.close()
-            self._conns.clear()
-        self._local = threading.local()
+        self.conn.close()
 
     def ping(self) -> None:
-        self._read("SELECT 1")
+        self.conn.read("SELECT 1")
 
     # -- episodes ----------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         h = episode_hash(episode)
-        with self._write() as c:
+        with self.conn.write() as c:
             r = c.execute(
                 "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
                 (episode.tenant_id, episode.episode_id),
@@ -483,34 +304,18 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
                 " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
                 " attempts, last_error, rejected_json, next_attempt_at)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    episode.tenant_id,
-                    episode.episode_id,
-                    episode.kind.value,
-                    episode.source,
-                    json.dumps(episode.content),
-                    h,
-                    to_db(episode.occurred_at),
-                    episode.session_id,
-                    json.dumps(episode.metadata),
-                    to_db(episode.recorded_at),
-                    episode.status.value,
-                    episode.attempts,
-                    episode.last_error,
-                    json.dumps(episode.rejected),
-                    to_db(episode.recorded_at),
-                ),
+                episode_values(episode, h),
             )
         return episode.model_copy(update={"content_hash": h}), True
 
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode | None:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?", (tenant_id, episode_id)
         )
         return episode_from_row(rows[0]) if rows else None
 
     def save_episode_state(self, *, episode: Episode) -> None:
-        with self._write() as c:
+        with self.conn.write() as c:
             c.execute(
                 "UPDATE episodes SET status = ?, attempts = ?, last_error = ?, rejected_json = ?"
                 " WHERE tenant_id = ? AND episode_id = ?",
@@ -550,7 +355,7 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
             f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}"  # noqa: S608
             " ORDER BY subject, predicate, fact_id LIMIT :limit"
         )
-        return [fact_from_row(r) for r in self._read(sql, params)]
+        return [fact_from_row(r) for r in self.conn.read(sql, params)]
 
     def history(
         self,
@@ -575,10 +380,10 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
             sql += " AND object = :object"
             params["object"] = object
         sql += " ORDER BY valid_from, fact_id"
-        return [fact_from_row(r) for r in self._read(sql, params)]
+        return [fact_from_row(r) for r in self.conn.read(sql, params)]
 
     def entity(self, *, tenant_id: str, entity_id: str) -> Entity | None:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT * FROM entities WHERE tenant_id = ? AND entity_id = ?", (tenant_id, entity_id)
         )
         return entity_from_row(rows[0]) if rows else None
@@ -597,9 +402,9 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
         def hop(ids: list[str]) -> list[Fact]:
             conds = []
             if direction in (Direction.OUT, Direction.BOTH):
-                conds.append(f"subject IN ({_in(ids)})")
+                conds.append(f"subject IN ({in_list(ids)})")
             if direction in (Direction.IN, Direction.BOTH):
-                conds.append(f"object IN ({_in(ids)})")
+                conds.append(f"object IN ({in_list(ids)})")
             t, k = to_db(as_of), to_db(known_at)
             params: list[Any] = [tenant_id, t, t, k, k, *(ids * len(conds))]
             sql = (
@@ -609,9 +414,9 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
                 f" AND ({' OR '.join(conds)})"
             )
             if predicates:
-                sql += f" AND predicate IN ({_in(predicates)})"
+                sql += f" AND predicate IN ({in_list(predicates)})"
                 params += list(predicates)
-            return [fact_from_row(r) for r in self._read(sql, params)]
+            return [fact_from_row(r) for r in self.conn.read(sql, params)]
 
         seen, ordered = breadth_first(entity_id, depth, hop)
         ents = [
@@ -621,14 +426,14 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
 
     # -- schemas -----------------------------------------------------------------------
     def get_schema(self, *, tenant_id: str) -> MemorySchema | None:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT body_json FROM schemas WHERE tenant_id = ? ORDER BY version DESC LIMIT 1",
             (tenant_id,),
         )
         return MemorySchema.model_validate_json(rows[0]["body_json"]) if rows else None
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
-        with self._write() as c:
+        with self.conn.write() as c:
             r = c.execute(
                 "SELECT COALESCE(MAX(version), 0) AS v FROM schemas WHERE tenant_id = ?",
                 (tenant_id,),
@@ -642,6 +447,6 @@ class SqliteStore(SqliteQueueMixin, SqliteSearchMixin):
 
     # -- administration ----------------------------------------------------------------
     def purge_tenant(self, *, tenant_id: str) -> None:
-        with self._write() as c:
+        with self.conn.write() as c:
             for table in TENANT_TABLES:  # fixed whitelist of table names
                 c.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (tenant_id,))  # noqa: S608

@@ -1,10 +1,10 @@
 """The durable extraction queue on Neo4j (see :mod:`graph.queue` for the contract).
 
-Every query is a ``cypher/queue_*.cypher`` template run through the store's one
-``_run()``. Claims are atomic across processes: a template takes the episode's write lock
+Every query is a ``cypher/queue_*.cypher`` template run through the connection's one
+``run()``. Claims are atomic across processes: a template takes the episode's write lock
 before it reads the status it decides on (see ``queue_enqueue.cypher``), and the few
 multi-episode races (two holders of one statement) are serialised on a lock node.
-The queue's constraints and indexes are created by :meth:`Neo4jQueueMixin.init_queue`,
+The queue's constraints and indexes are created by :meth:`Neo4jQueue.init`,
 also run once on first use.
 """
 
@@ -14,19 +14,21 @@ import json
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from graph.model import Entity, Episode, MemoryDelta
-from graph.queue import (
-    CandidateStatus,
-    HoldReason,
-    MergeCandidate,
-    MergeStatus,
-    PendingCandidate,
+from graph.model import Entity, Episode
+from graph.queue import CandidateStatus, MergeCandidate, MergeStatus, PendingCandidate
+from graph.stores.neo4j.codec import (
+    Row,
+    candidate_from_props,
+    candidate_props,
+    entity_from_props,
+    episode_from_props,
+    merge_from_props,
+    merge_row,
+    to_neo,
 )
-
-if TYPE_CHECKING:
-    from neo4j import Transaction
+from graph.stores.neo4j.connection import Neo4jConnection
 
 # Supporters of a statement: those still held and those already written from it.
 _SUPPORTING = [
@@ -37,83 +39,30 @@ _CLAIM_TRIES = 3
 _setup_lock = threading.Lock()
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    from graph.neo4j_store import to_neo  # the store imports this module
+class Neo4jQueue:
+    """The extraction queue and the review lists, over the store's connection."""
 
-    return to_neo(value)
+    def __init__(self, conn: Neo4jConnection) -> None:
+        self.conn = conn
+        self._ready = False
 
-
-def _dt(value: Any) -> datetime | None:
-    from graph.neo4j_store import from_neo
-
-    return from_neo(value)
-
-
-def candidate_from_props(p: Mapping[str, Any]) -> PendingCandidate:
-    created = _dt(p["created_at"])
-    assert created is not None
-    return PendingCandidate(
-        tenant_id=p["tenant_id"],
-        candidate_id=p["candidate_id"],
-        episode_id=p["episode_id"],
-        statement_key=p["statement_key"],
-        reason=HoldReason(p["reason"]),
-        delta=MemoryDelta.model_validate_json(p["delta_json"]),
-        status=CandidateStatus(p["status"]),
-        created_at=created,
-        decided_at=_dt(p.get("decided_at")),
-        note=p.get("note"),
-    )
-
-
-def merge_from_props(p: Mapping[str, Any]) -> MergeCandidate:
-    created = _dt(p["created_at"])
-    assert created is not None
-    return MergeCandidate(
-        tenant_id=p["tenant_id"],
-        candidate_id=p["candidate_id"],
-        entity_id=p["entity_id"],
-        name=p["name"],
-        existing_entity_id=p["existing_entity_id"],
-        entity_type=p["entity_type"],
-        similarity=float(p["similarity"]),
-        episode_id=p["episode_id"],
-        status=MergeStatus(p["status"]),
-        created_at=created,
-        decided_at=_dt(p.get("decided_at")),
-    )
-
-
-class Neo4jQueueMixin:
-    """Queue operations of :class:`graph.neo4j_store.Neo4jStore`."""
-
-    if TYPE_CHECKING:  # provided by Neo4jStore
-
-        def _run(
-            self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
-        ) -> list[dict[str, Any]]: ...
-
-    _queue_ready = False
-
-    def init_queue(self) -> None:
+    def init(self) -> None:
         """Create the queue's constraints and indexes (idempotent)."""
         with _setup_lock:
-            self._run("queue.setup", {})
-            self._queue_ready = True
+            self.conn.run("queue.setup", {})
+            self._ready = True
 
-    def _q(self, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        if not self._queue_ready:
-            self.init_queue()
-        return self._run(name, params)
+    def _q(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        if not self._ready:
+            self.init()
+        return self.conn.run(name, params)
 
     @staticmethod
-    def _episode(rows: list[dict[str, Any]]) -> Episode | None:
-        from graph.neo4j_store import episode_from_props
-
+    def _episode(rows: list[Row]) -> Episode | None:
         return episode_from_props(rows[0]["episode"]) if rows else None
 
     @staticmethod
-    def _updated(rows: list[dict[str, Any]]) -> bool:
+    def _updated(rows: list[Row]) -> bool:
         return bool(rows) and int(rows[0]["updated"]) == 1
 
     # -- the queue -------------------------------------------------------------------
@@ -131,7 +80,7 @@ class Neo4jQueueMixin:
             {
                 "tenant_id": tenant_id,
                 "episode_id": episode_id,
-                "at": _utc(at),
+                "at": to_neo(at),
                 "from_statuses": sorted(from_statuses),
                 "reset": reset_attempts,
             },
@@ -149,16 +98,16 @@ class Neo4jQueueMixin:
     ) -> Episode | None:
         self._q(
             "queue.abandon",
-            {"tenant_id": tenant_id, "now": _utc(now), "max_attempts": max_attempts},
+            {"tenant_id": tenant_id, "now": to_neo(now), "max_attempts": max_attempts},
         )
         for _ in range(_CLAIM_TRIES):
             rows = self._q(
                 "queue.claim",
                 {
                     "tenant_id": tenant_id,
-                    "now": _utc(now),
+                    "now": to_neo(now),
                     "owner": owner,
-                    "lease_until": _utc(lease_until),
+                    "lease_until": to_neo(lease_until),
                 },
             )
             if not rows:
@@ -183,7 +132,7 @@ class Neo4jQueueMixin:
                 "tenant_id": tenant_id,
                 "episode_id": episode_id,
                 "owner": owner,
-                "lease_until": _utc(lease_until),
+                "lease_until": to_neo(lease_until),
                 "from_statuses": sorted(from_statuses),
             },
         )
@@ -198,7 +147,7 @@ class Neo4jQueueMixin:
                 "tenant_id": tenant_id,
                 "episode_id": episode_id,
                 "owner": owner,
-                "lease_until": _utc(lease_until),
+                "lease_until": to_neo(lease_until),
             },
         )
         return self._updated(rows)
@@ -241,7 +190,7 @@ class Neo4jQueueMixin:
                 "status": "failed" if retry_at is None else "pending",
                 "error": error,
                 "rejected_json": json.dumps(list(rejected)),
-                "retry_at": _utc(retry_at),
+                "retry_at": to_neo(retry_at),
             },
         )
         return self._updated(rows)
@@ -262,13 +211,7 @@ class Neo4jQueueMixin:
                 "tenant_id": k.tenant_id,
                 "episode_id": k.episode_id,
                 "statement_key": k.statement_key,
-                "props": {
-                    "candidate_id": k.candidate_id,
-                    "reason": k.reason.value,
-                    "delta_json": k.delta.model_dump_json(),
-                    "status": k.status.value,
-                    "created_at": _utc(k.created_at),
-                },
+                "props": candidate_props(k),
                 "supporting": _SUPPORTING,
             },
         )
@@ -279,7 +222,7 @@ class Neo4jQueueMixin:
     ) -> list[PendingCandidate]:
         rows = self._q(
             "queue.candidates_promote",
-            {"tenant_id": tenant_id, "statement_key": statement_key, "now": _utc(now)},
+            {"tenant_id": tenant_id, "statement_key": statement_key, "now": to_neo(now)},
         )
         return [candidate_from_props(r["candidate"]) for r in rows]
 
@@ -325,7 +268,7 @@ class Neo4jQueueMixin:
                 "candidate_id": candidate_id,
                 "status": status.value,
                 "from_status": from_status.value,
-                "now": _utc(now),
+                "now": to_neo(now),
                 "note": note,
             },
         )
@@ -335,10 +278,7 @@ class Neo4jQueueMixin:
     def add_merge_candidates(self, *, candidates: Sequence[MergeCandidate]) -> None:
         by_tenant: dict[str, list[dict[str, Any]]] = {}
         for m in candidates:
-            row = m.model_dump(exclude={"tenant_id", "decided_at"})
-            row["status"] = m.status.value
-            row["created_at"] = _utc(m.created_at)
-            by_tenant.setdefault(m.tenant_id, []).append(row)
+            by_tenant.setdefault(m.tenant_id, []).append(merge_row(m))
         for tenant_id, rows in by_tenant.items():
             self._q("queue.merge_add", {"tenant_id": tenant_id, "rows": rows})
 
@@ -368,7 +308,7 @@ class Neo4jQueueMixin:
                 "tenant_id": tenant_id,
                 "candidate_id": candidate_id,
                 "status": status.value,
-                "now": _utc(now),
+                "now": to_neo(now),
             },
         )
         return self._updated(rows)
@@ -377,8 +317,6 @@ class Neo4jQueueMixin:
     def entity_catalog(
         self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
     ) -> list[Entity]:
-        from graph.neo4j_store import entity_from_props
-
         rows = self._q(
             "queue.entity_catalog",
             {
@@ -406,3 +344,6 @@ class Neo4jQueueMixin:
     # -- administration --------------------------------------------------------------
     def purge_queue_data(self, *, tenant_id: str) -> None:
         self._q("queue.purge", {"tenant_id": tenant_id})
+
+
+__all__ = ["Neo4jQueue"]

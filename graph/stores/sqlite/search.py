@@ -5,7 +5,7 @@ its versions, whose sentence never changes), an entity (name, aliases, summary) 
 episode (its text) — kept in step with the ledger's tables by triggers, so fulltext sees a
 write as soon as it commits and the write path never loads a model. ``search_fts`` is an
 external-content FTS5 index over it. Vectors are filled in lazily by
-:meth:`SqliteSearchMixin.index_pending` (search calls it first) and scored with numpy over
+:meth:`SqliteSearch.index_pending` (search calls it first) and scored with numpy over
 a per-tenant matrix cached in the process.
 
 Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
@@ -16,24 +16,22 @@ MATCH requires it. Facts are filtered to the query's window in the same statemen
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from graph.embeddings import Embedder, Vectors, from_blob, to_blob
+from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import Hit, ItemKind, Window
 from graph.retrieval.text import fts5_query
+from graph.stores.sqlite.codec import FACT_COLUMNS, entity_from_row, episode_from_row, fact_from_row
+from graph.stores.sqlite.connection import SqliteConnection
 from graph.timeutil import to_db
-
-if TYPE_CHECKING:
-    from graph.model import Entity, Episode, Fact
 
 # The text a fact is searched by: Fact.sentence() in SQL ("mira passport deadline
 # 2026-06-30"); literal values are JSON in value_json, so strings are unquoted and booleans
@@ -218,8 +216,6 @@ _PAIRS = "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM 
 
 
 def _facts_sql(where: str) -> str:
-    from graph.sqlite_store import FACT_COLUMNS  # not at import: sqlite_store imports us
-
     return f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND {where}"  # noqa: S608
 
 
@@ -260,34 +256,25 @@ class _VectorCache:
                 self.items.popitem(last=False)
 
 
-_cache_lock = threading.Lock()
 
+class SqliteSearch:
+    """The search index of one SQLite store (tables and triggers in SEARCH_SQL), over the
+    store's connection. Its caches live as long as the store."""
 
-class SqliteSearchMixin:
-    """Search operations of :class:`graph.sqlite_store.SqliteStore`; tables in SEARCH_SQL."""
-
-    SEARCH_SQL = SEARCH_SQL
-
-    if TYPE_CHECKING:  # provided by SqliteStore
-
-        def _read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]: ...
-
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-    def _vector_cache(self) -> _VectorCache:
-        cache: _VectorCache | None = self.__dict__.get("_search_vector_cache")
-        if cache is None:
-            with _cache_lock:
-                cache = self.__dict__.setdefault("_search_vector_cache", _VectorCache())
-        assert cache is not None
-        return cache
+    def __init__(self, conn: SqliteConnection) -> None:
+        self.conn = conn
+        self._vectors = _VectorCache()
+        # Highest doc embedded per (tenant, model): the next pass starts after it.
+        self._marks: dict[tuple[str, str], int] = {}
+        # The last answer of _informative, while no doc has been written.
+        self._terms_memo: tuple[tuple[tuple[str, ...], int, int], tuple[str, ...]] | None = None
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
         model = embedder.name
-        marks = self._index_marks()
+        marks = self._marks
         key = (tenant_id, model)
-        top = self._read(
+        top = self.conn.read(
             "SELECT COALESCE(max(doc), 0) AS m FROM search_docs WHERE tenant_id = ?", (tenant_id,)
         )[0]["m"]
         mark = marks.get(key, 0)
@@ -295,7 +282,7 @@ class SqliteSearchMixin:
             return 0  # nothing written since the last pass: one index seek per search
         done = 0
         while True:
-            rows = self._read(
+            rows = self.conn.read(
                 "SELECT d.doc, d.kind, d.body FROM search_docs d WHERE d.tenant_id = ?"
                 " AND d.doc > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v"
                 " WHERE v.doc = d.doc AND v.model = ?) ORDER BY d.doc LIMIT ?",
@@ -304,7 +291,7 @@ class SqliteSearchMixin:
             if not rows:
                 break
             vectors = embedder.encode([r["body"] for r in rows])
-            with self._write() as c:
+            with self.conn.write() as c:
                 # Only if the doc still exists with the text that was embedded: a concurrent
                 # delete or edit must not leave a vector behind.
                 c.executemany(
@@ -323,14 +310,6 @@ class SqliteSearchMixin:
         marks[key] = top
         return done
 
-    def _index_marks(self) -> dict[tuple[str, str], int]:
-        marks: dict[tuple[str, str], int] | None = self.__dict__.get("_search_index_marks")
-        if marks is None:
-            with _cache_lock:
-                marks = self.__dict__.setdefault("_search_index_marks", {})
-        assert marks is not None
-        return marks
-
     # -- candidates --------------------------------------------------------------------
     def fulltext(
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
@@ -346,7 +325,7 @@ class SqliteSearchMixin:
         }
         fetch = max(limit * _FETCH_GROWTH, 64)
         while True:
-            rows = self._read(_FULLTEXT_SQL[kind], {**params, "fetch": fetch})
+            rows = self.conn.read(_FULLTEXT_SQL[kind], {**params, "fetch": fetch})
             # FTS5's bm25() is negated so that ascending order is best first.
             hits = [Hit(r["item_id"], -float(r["s"])) for r in rows if r["ok"]]
             if len(hits) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
@@ -361,26 +340,28 @@ class SqliteSearchMixin:
         a term can still decide what matches)."""
         if len(terms) < 2:
             return list(terms)
-        seq = self._read("SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'")
+        seq = self.conn.read("SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'")
         total = int(
-            seq[0]["seq"] if seq else self._read("SELECT count(*) AS n FROM search_docs")[0]["n"]
+            seq[0]["seq"]
+            if seq
+            else self.conn.read("SELECT count(*) AS n FROM search_docs")[0]["n"]
         )
         # One question searches three kinds with the same words: remember the last answer
         # while no doc has been written.
-        memo = self.__dict__.get("_search_terms_memo")
+        memo = self._terms_memo
         if memo is not None and memo[0] == (tuple(terms), total, _COMMON_DF):
             return list(memo[1])
         for sql in _TOKENIZER_SQL:
-            self._read(sql)
+            self.conn.read(sql)
         for i, t in enumerate(terms):
-            self._read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
+            self.conn.read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
         tokens: dict[int, list[str]] = {}
-        for r in self._read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset"):
+        for r in self.conn.read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset"):
             tokens.setdefault(int(r["doc"]), []).append(r["term"])
         df: dict[str, int] = {}
         for tok in sorted({tok for toks in tokens.values() for tok in toks}):
             # One equality lookup per token: fts5vocab seeks "term =", but scans for "IN".
-            found = self._read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
+            found = self.conn.read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
             df[tok] = int(found[0]["doc"]) if found else 0
         weight = {
             t: min((df.get(tok, 0) for tok in tokens.get(i + 1, [t])), default=0)
@@ -390,30 +371,30 @@ class SqliteSearchMixin:
         # so a term is left out only when it really is in half of them.
         kept = [t for t in terms if 2 * weight[t] < total or weight[t] < _COMMON_DF]
         out = kept or [min(terms, key=lambda t: weight[t])]
-        self.__dict__["_search_terms_memo"] = ((tuple(terms), total, _COMMON_DF), tuple(out))
+        self._terms_memo = ((tuple(terms), total, _COMMON_DF), tuple(out))
         return out
 
     def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
         key = (tenant_id, kind.value, model)
-        max_id = int(self._read(
+        max_id = int(self.conn.read(
             "SELECT COALESCE(max(id), 0) AS m FROM search_vectors"
             " WHERE tenant_id = ? AND kind = ? AND model = ?",
             key,
         )[0]["m"])
         if max_id == 0:
             return None
-        found = self._read(
+        found = self.conn.read(
             "SELECT deleted FROM search_vector_deletes WHERE kind = ? AND model = ?",
             (kind.value, model),
         )
         deleted = int(found[0]["deleted"]) if found else 0
-        cache = self._vector_cache()
+        cache = self._vectors
         cached = cache.get(key)
         if cached is not None and (cached.max_id, cached.deleted) == (max_id, deleted):
             return cached
         # Nothing deleted since: append what is new. Otherwise load everything again.
         append = cached is not None and cached.deleted == deleted
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT v.id, d.item_id, v.vector FROM search_vectors v"
             " JOIN search_docs d ON d.doc = v.doc"
             " WHERE v.tenant_id = ? AND v.kind = ? AND v.model = ? AND v.id > ? ORDER BY v.id",
@@ -466,7 +447,7 @@ class SqliteSearchMixin:
     def _visible(
         self, tenant_id: str, kind: ItemKind, ids: Sequence[str], window: Window
     ) -> set[str]:
-        rows = self._read(
+        rows = self.conn.read(
             _VISIBLE_SQL[kind],
             {
                 "tenant": tenant_id,
@@ -482,9 +463,7 @@ class SqliteSearchMixin:
     def facts_by_id(
         self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
     ) -> dict[str, Fact]:
-        from graph.sqlite_store import fact_from_row
-
-        rows = self._read(
+        rows = self.conn.read(
             _facts_sql(f"fact_id IN {_IDS} AND {_WINDOW}"),
             {"tenant": tenant_id, "ids": _ids(fact_ids), **_window_params(window)},
         )
@@ -493,12 +472,10 @@ class SqliteSearchMixin:
     def facts_touching(
         self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
     ) -> list[Fact]:
-        from graph.sqlite_store import fact_from_row
-
         if not entity_ids:
             return []
         # Two index seeks (by subject, by object) rather than one OR that scans the tenant.
-        rows = self._read(
+        rows = self.conn.read(
             _facts_sql(f"subject IN {_IDS} AND {_WINDOW}")
             + " UNION ALL "
             + _facts_sql(
@@ -513,13 +490,11 @@ class SqliteSearchMixin:
     def facts_sourced_by(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
     ) -> list[Fact]:
-        from graph.sqlite_store import fact_from_row
-
         if not episode_ids:
             return []
         # The ledger indexes assertions by episode; the timelines they touched hold every
         # version citing the episode, corroborating sources included.
-        rows = self._read(
+        rows = self.conn.read(
             _facts_sql(
                 "timeline_key IN (SELECT timeline_key FROM assertions"  # noqa: S608
                 f" WHERE tenant_id = :tenant AND source_episode_id IN {_IDS}) AND {_KNOWN}"
@@ -531,11 +506,9 @@ class SqliteSearchMixin:
     def timeline_versions(
         self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
     ) -> list[Fact]:
-        from graph.sqlite_store import fact_from_row
-
         if not pairs:
             return []
-        rows = self._read(
+        rows = self.conn.read(
             _facts_sql(f"(subject, predicate) IN {_PAIRS} AND {_KNOWN}") + " ORDER BY valid_from",
             {"tenant": tenant_id, "pairs": json.dumps(sorted(set(pairs))),
              "known_at": to_db(known_at)},
@@ -545,9 +518,7 @@ class SqliteSearchMixin:
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
     ) -> dict[str, Episode]:
-        from graph.sqlite_store import episode_from_row
-
-        rows = self._read(
+        rows = self.conn.read(
             f"SELECT * FROM episodes WHERE tenant_id = :tenant AND episode_id IN {_IDS}"  # noqa: S608
             " AND recorded_at <= :known_at",
             {"tenant": tenant_id, "ids": _ids(episode_ids), "known_at": to_db(known_at)},
@@ -557,9 +528,7 @@ class SqliteSearchMixin:
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
     ) -> dict[str, Entity]:
-        from graph.sqlite_store import entity_from_row
-
-        rows = self._read(
+        rows = self.conn.read(
             f"SELECT * FROM entities WHERE tenant_id = :tenant AND entity_id IN {_IDS}"  # noqa: S608
             " AND created_at <= :known_at",
             {"tenant": tenant_id, "ids": _ids(entity_ids), "known_at": to_db(known_at)},
@@ -567,7 +536,7 @@ class SqliteSearchMixin:
         return {r["entity_id"]: entity_from_row(r) for r in rows}
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT episode_id, entity_id FROM episode_mentions WHERE tenant_id = :tenant"  # noqa: S608
             f" AND episode_id IN {_IDS} ORDER BY episode_id, entity_id",
             {"tenant": tenant_id, "ids": _ids(episode_ids)},
@@ -579,7 +548,7 @@ class SqliteSearchMixin:
     ) -> list[tuple[str, str]]:
         if not entity_ids:
             return []
-        rows = self._read(
+        rows = self.conn.read(
             "SELECT m.episode_id, m.entity_id FROM episode_mentions m JOIN episodes e"  # noqa: S608
             " ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id"
             f" WHERE m.tenant_id = :tenant AND m.entity_id IN {_IDS}"
@@ -597,7 +566,7 @@ class SqliteSearchMixin:
             return []
         out: list[tuple[str, str, int]] = []
         for eid in sorted(set(episode_ids)):
-            me = self._read(
+            me = self.conn.read(
                 "SELECT session_id, occurred_at, recorded_at FROM episodes"
                 " WHERE tenant_id = ? AND episode_id = ? AND session_id IS NOT NULL",
                 (tenant_id, eid),
@@ -613,7 +582,7 @@ class SqliteSearchMixin:
                 "radius": radius,
             }
             for sql, sign in ((_BEFORE_SQL, -1), (_AFTER_SQL, 1)):
-                rows = self._read(sql, p)
+                rows = self.conn.read(sql, p)
                 out.extend((eid, row["episode_id"], sign * i) for i, row in enumerate(rows, 1))
         return out
 
@@ -644,4 +613,4 @@ def _window_params(window: Window) -> dict[str, str]:
     return {"as_of": to_db(window.as_of), "known_at": to_db(window.known_at)}
 
 
-__all__ = ["SEARCH_SQL", "SqliteSearchMixin", "scope_token"]
+__all__ = ["SEARCH_SQL", "SqliteSearch", "scope_token"]

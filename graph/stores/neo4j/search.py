@@ -6,7 +6,7 @@ version), ``episode_text``, ``entity_text``; vector ``fact_embedding``,
 or by time, so every candidate query over-fetches, marks the rows of this tenant visible
 in the window, and widens while it has too few (a tenant's rows can be a small share).
 
-Vectors are written lazily by :meth:`Neo4jSearchMixin.index_pending`, never by the write
+Vectors are written lazily by :meth:`Neo4jSearch.index_pending`, never by the write
 path: it embeds what was recorded since a per-process watermark (minus a lag that covers
 transactions still committing), and a cut interval's new versions take the vector of
 their fact's earlier version instead of running the model again.
@@ -17,17 +17,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graph.embeddings import Embedder, Vectors
+from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import Hit, ItemKind, Window
 from graph.retrieval.text import lucene_query
+from graph.stores.neo4j.codec import (
+    Row,
+    entity_from_props,
+    episode_from_props,
+    fact_from_props,
+    utc,
+)
+from graph.stores.neo4j.connection import Neo4jConnection
 from graph.timeutil import utcnow
-
-if TYPE_CHECKING:
-    from neo4j import Transaction
-
-    from graph.model import Entity, Episode, Fact
 
 # A write stamped before the watermark may still be committing when a pass runs; items
 # recorded within this lag of it are looked at again by the next pass.
@@ -59,50 +63,30 @@ _SET_VECTORS = {
 }
 
 
-def _neo(value: datetime) -> datetime:
-    from graph.neo4j_store import to_neo  # the store imports this module
+class Neo4jSearch:
+    """The read path's indexes and reads of one Neo4j store, over the store's connection."""
 
-    out = to_neo(value)
-    assert out is not None
-    return out
+    def __init__(self, conn: Neo4jConnection) -> None:
+        self.conn = conn
+        self._ready = False
+        # Per (tenant, kind, model): when the last indexing pass started.
+        self._watermarks: dict[tuple[str, str, str], datetime] = {}
 
-
-class Neo4jSearchMixin:
-    """Search operations of :class:`graph.neo4j_store.Neo4jStore`."""
-
-    if TYPE_CHECKING:  # provided by Neo4jStore
-
-        def _run(
-            self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
-        ) -> list[dict[str, Any]]: ...
-
-    _search_ready = False
-
-    def init_search(self) -> None:
+    def init(self) -> None:
         """Create the read path's extra indexes (idempotent)."""
         with _setup_lock:
-            self._run("search.setup", {})
-            self._search_ready = True
+            self.conn.run("search.setup", {})
+            self._ready = True
 
-    def _s(self, name: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        if not self._search_ready:
-            self.init_search()
-        return self._run(name, params)
-
-    def _watermarks(self) -> dict[tuple[str, str, str], datetime]:
-        marks: dict[tuple[str, str, str], datetime] | None = self.__dict__.get(
-            "_search_watermarks"
-        )
-        if marks is None:
-            with _setup_lock:
-                marks = self.__dict__.setdefault("_search_watermarks", {})
-        assert marks is not None
-        return marks
+    def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
+        if not self._ready:
+            self.init()
+        return self.conn.run(name, params)
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
         model = embedder.name
-        marks = self._watermarks()
+        marks = self._watermarks
         done = 0
         for kind in ItemKind:
             key = (tenant_id, kind.value, model)
@@ -111,7 +95,7 @@ class Neo4jSearchMixin:
             while True:
                 rows = self._s(
                     _PENDING[kind],
-                    {"tenant_id": tenant_id, "since": _neo(since), "model": model,
+                    {"tenant_id": tenant_id, "since": utc(since), "model": model,
                      "limit": batch_size},
                 )
                 if not rows:
@@ -123,7 +107,7 @@ class Neo4jSearchMixin:
         return done
 
     def _embed(
-        self, tenant_id: str, kind: ItemKind, rows: list[dict[str, Any]], embedder: Embedder
+        self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder
     ) -> int:
         model = embedder.name
         reuse: dict[str, list[float]] = {}
@@ -178,10 +162,10 @@ class Neo4jSearchMixin:
         params: dict[str, Any] = {
             "query": lucene_query(terms),
             "tenant_id": tenant_id,
-            "known_at": _neo(window.known_at),
+            "known_at": utc(window.known_at),
         }
         if kind == ItemKind.FACT:
-            params["as_of"] = _neo(window.as_of)
+            params["as_of"] = utc(window.as_of)
         return self._widening(_FULLTEXT[kind], params, limit)
 
     def vector_search(
@@ -198,94 +182,82 @@ class Neo4jSearchMixin:
             "vector": [float(x) for x in vector],
             "tenant_id": tenant_id,
             "model": model,
-            "known_at": _neo(window.known_at),
+            "known_at": utc(window.known_at),
         }
         if kind == ItemKind.FACT:
-            params["as_of"] = _neo(window.as_of)
+            params["as_of"] = utc(window.as_of)
         return self._widening(_VECTOR[kind], params, limit, cosine=True)
 
     # -- items -------------------------------------------------------------------------
     def facts_by_id(
         self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
     ) -> dict[str, Fact]:
-        from graph.neo4j_store import fact_from_props
-
         if not fact_ids:
             return {}
         rows = self._s(
             "search.facts_by_id",
             {"tenant_id": tenant_id, "fact_ids": sorted(set(fact_ids)),
-             "as_of": _neo(window.as_of), "known_at": _neo(window.known_at)},
+             "as_of": utc(window.as_of), "known_at": utc(window.known_at)},
         )
         return {f.fact_id: f for f in (fact_from_props(r["fact"]) for r in rows)}
 
     def facts_touching(
         self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
     ) -> list[Fact]:
-        from graph.neo4j_store import fact_from_props
-
         if not entity_ids:
             return []
         rows = self._s(
             "search.facts_touching",
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "as_of": _neo(window.as_of), "known_at": _neo(window.known_at), "limit": limit},
+             "as_of": utc(window.as_of), "known_at": utc(window.known_at), "limit": limit},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
     def facts_sourced_by(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
     ) -> list[Fact]:
-        from graph.neo4j_store import fact_from_props
-
         if not episode_ids:
             return []
         rows = self._s(
             "search.facts_sourced_by",
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": _neo(known_at)},
+             "known_at": utc(known_at)},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
     def timeline_versions(
         self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
     ) -> list[Fact]:
-        from graph.neo4j_store import fact_from_props
-
         if not pairs:
             return []
         rows = self._s(
             "search.timeline_versions",
             {"tenant_id": tenant_id, "pairs": [list(p) for p in sorted(set(pairs))],
-             "known_at": _neo(known_at)},
+             "known_at": utc(known_at)},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
     ) -> dict[str, Episode]:
-        from graph.neo4j_store import episode_from_props
-
         if not episode_ids:
             return {}
         rows = self._s(
             "search.episodes_by_id",
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": _neo(known_at)},
+             "known_at": utc(known_at)},
         )
         return {e.episode_id: e for e in (episode_from_props(r["episode"]) for r in rows)}
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
     ) -> dict[str, Entity]:
-        from graph.neo4j_store import entity_from_props
-
         if not entity_ids:
             return {}
         rows = self._s(
             "search.entities_by_id",
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "known_at": _neo(known_at)},
+             "known_at": utc(known_at)},
         )
         return {
             e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)
@@ -308,7 +280,7 @@ class Neo4jSearchMixin:
         rows = self._s(
             "search.mentioning",
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "known_at": _neo(known_at), "limit": limit},
+             "known_at": utc(known_at), "limit": limit},
         )
         return [(r["episode_id"], r["entity_id"]) for r in rows]
 
@@ -320,9 +292,9 @@ class Neo4jSearchMixin:
         rows = self._s(
             "search.session_neighbors",
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": _neo(known_at), "radius": radius},
+             "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
 
-__all__ = ["WATERMARK_LAG", "Neo4jSearchMixin"]
+__all__ = ["WATERMARK_LAG", "Neo4jSearch"]

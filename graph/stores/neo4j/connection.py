@@ -1,0 +1,209 @@
+"""The one Neo4j connection object that the store, its search and its queue share.
+
+It holds the driver, the database name and the checked Cypher templates, and it is the
+only place that calls the driver: :meth:`Neo4jConnection.run` runs every template (as its
+own managed transaction, or inside an explicit one from :meth:`Neo4jConnection.transaction`).
+Driver errors become the project's own here, in :func:`translated`,
+always chained (``raise ... from e``):
+
+- ``ServiceUnavailable``, ``SessionExpired``, ``AuthError`` → :class:`StoreUnavailableError`
+- an unknown database (``SGAM_NEO4J_DATABASE``) → :class:`StoreUnavailableError` naming it
+- ``TransientError`` (deadlocks, lock timeouts, leader switches) → :class:`TransientStoreError`
+- ``ConstraintError`` → :class:`ConflictError`
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import neo4j
+from neo4j import Driver, GraphDatabase, RoutingControl, Transaction
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    ConstraintError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
+
+from graph.errors import ConflictError, StoreUnavailableError, TemplateError, TransientStoreError
+from graph.stores.neo4j.templates import Template, load_templates, require
+
+DEFAULT_DATABASE = "neo4j"
+DEFAULT_USER = "neo4j"
+MANAGED_RETRY_SECONDS = 5.0
+DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+
+Row = dict[str, Any]
+
+
+def auth_from_env() -> tuple[str, str] | None:
+    """SGAM_NEO4J_USER / SGAM_NEO4J_PASSWORD; the user defaults to ``neo4j`` when only a
+    password is given (Neo4j's own default user). Neither set: no authentication."""
+    user = os.environ.get("SGAM_NEO4J_USER") or None
+    password = os.environ.get("SGAM_NEO4J_PASSWORD") or None
+    if user is None and password is None:
+        return None
+    return (user or DEFAULT_USER, password or "")
+
+
+def database_from_env() -> str:
+    return os.environ.get("SGAM_NEO4J_DATABASE") or DEFAULT_DATABASE
+
+
+def strip_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+@contextmanager
+def translated(database: str) -> Iterator[None]:
+    """Driver errors → the project's errors, always chained (``raise ... from e``)."""
+    try:
+        yield
+    except (ServiceUnavailable, SessionExpired, AuthError) as e:
+        raise StoreUnavailableError(f"Neo4j is unavailable: {e}") from e
+    except TransientError as e:
+        # Deadlocks, lock timeouts, leader switches: the service runs the transaction again.
+        raise TransientStoreError(f"Neo4j transient error: {e}") from e
+    except ConstraintError as e:
+        raise ConflictError(f"constraint violated: {e}") from e
+    except ClientError as e:
+        if e.code == DATABASE_NOT_FOUND:
+            raise StoreUnavailableError(
+                f"Neo4j has no database {database!r}: set SGAM_NEO4J_DATABASE to one that"
+                " exists (default 'neo4j')"
+            ) from e
+        raise
+
+
+class Neo4jConnection:
+    """One driver and one database; every query of the store goes through :meth:`run`."""
+
+    def __init__(
+        self, driver: Driver, *, database: str = DEFAULT_DATABASE, user: str | None = None
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.user = user  # who the driver authenticates as; None: no authentication
+        self._templates: dict[str, Template] | None = None
+
+    @classmethod
+    def from_url(cls, url: str) -> Neo4jConnection:
+        """Connect with :func:`auth_from_env` to SGAM_NEO4J_DATABASE (default ``neo4j``)."""
+        database = database_from_env()
+        auth = auth_from_env()
+        with translated(database):
+            # No server notifications: the templates read properties that are absent while
+            # null (e.g. summary), which would log a warning on every call.
+            driver = GraphDatabase.driver(
+                url,
+                auth=auth,
+                notifications_min_severity="OFF",
+                # Managed calls retry transient errors and lost connections this long; the
+                # default 30 s would hold an API request that long before it answers 503.
+                max_transaction_retry_time=MANAGED_RETRY_SECONDS,
+            )
+        return cls(driver, database=database, user=auth[0] if auth else None)
+
+    def translated(self) -> AbstractContextManager[None]:
+        return translated(self.database)
+
+    # -- templates -------------------------------------------------------------------------
+    @property
+    def templates(self) -> dict[str, Template]:
+        if self._templates is None:
+            self._templates = load_templates()
+        return self._templates
+
+    def load_templates(self, required: set[str]) -> None:
+        """Load and check every template now; fail when one the store runs is missing."""
+        templates = load_templates()
+        require(templates, required)
+        self._templates = templates
+
+    def _template(self, name: str, params: Mapping[str, Any]) -> Template:
+        t = self.templates.get(name)
+        if t is None:
+            raise TemplateError(f"no Cypher template named {name!r}")
+        if set(params) != t.params:
+            raise TemplateError(
+                f"{name} takes parameters {sorted(t.params)}, was given {sorted(params)}"
+            )
+        return t
+
+    # -- the one place that runs queries ---------------------------------------------------
+    def run(
+        self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
+    ) -> list[Row]:
+        """Run one template: inside ``tx`` when given, else as its own managed transaction
+        (routed READ or WRITE by the template's mode; the driver retries transient errors)."""
+        t = self._template(name, params)
+        rows: list[Row] = []
+        with self.translated():
+            for statement, names in zip(t.statements, t.statement_params, strict=True):
+                used = {k: params[k] for k in names}
+                if tx is not None:
+                    rows = tx.run(statement, used).data()
+                else:
+                    records, _, _ = self.driver.execute_query(
+                        statement,
+                        used,
+                        database_=self.database,
+                        routing_=RoutingControl.READ if t.mode == "read" else RoutingControl.WRITE,
+                    )
+                    rows = [r.data() for r in records]
+        return rows
+
+    @contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """One explicit write transaction: commit on success, roll back on any exception."""
+        with self.translated():
+            session = self.driver.session(
+                database=self.database,
+                default_access_mode=neo4j.WRITE_ACCESS,
+                # Share causal bookmarks with execute_query, so reads see our writes.
+                bookmark_manager=self.driver.execute_query_bookmark_manager,
+            )
+        try:
+            with self.translated():
+                tx = session.begin_transaction()
+            try:
+                yield tx
+            except BaseException:
+                _rollback_quietly(tx)
+                raise
+            with self.translated():
+                tx.commit()
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        self.driver.close()
+
+
+def _rollback_quietly(tx: Transaction) -> None:
+    """Roll back after a failure; a broken connection must not hide the original error."""
+    try:
+        if not tx.closed():
+            tx.rollback()
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError):
+        pass
+
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "Neo4jConnection",
+    "Row",
+    "auth_from_env",
+    "database_from_env",
+    "strip_credentials",
+    "translated",
+]
