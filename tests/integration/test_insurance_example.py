@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -31,6 +32,7 @@ from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "insurance"
 README = EXAMPLE / "README.md"
+GRAPH_MODEL = ROOT / "docs" / "graph-model.md"
 QUERY_RE = re.compile(r"<!-- query: (\w+) -->\s*```cypher\n(.*?)```", re.DOTALL)
 # known_at marks: the instant before these lines were loaded.
 MARKS = ("ep-ada-address-form", "ep-ben-premium-correction")
@@ -279,8 +281,12 @@ def test_schema_and_tour_over_http(http: SgamClient, tenant: str) -> None:
 
 
 # -- Cypher on Neo4j -------------------------------------------------------------------------
+def queries(doc: Path) -> dict[str, str]:
+    return dict(QUERY_RE.findall(doc.read_text(encoding="utf-8")))
+
+
 def readme_queries() -> dict[str, str]:
-    return dict(QUERY_RE.findall(README.read_text(encoding="utf-8")))
+    return queries(README)
 
 
 def test_the_readme_holds_its_cypher_queries() -> None:
@@ -296,32 +302,31 @@ def test_the_readme_holds_its_cypher_queries() -> None:
 def test_readme_cypher_on_neo4j(
     nsvc: MemoryService, ntenant: str, driver: Driver, database: str
 ) -> None:
-    load(nsvc, ntenant, tour())
-    q = readme_queries()
+    marks = load(nsvc, ntenant, tour())
 
-    def run(name: str, **params: Any) -> list[dict[str, Any]]:
+    def run(doc: Path, name: str, **params: Any) -> list[dict[str, Any]]:
         records, _, _ = driver.execute_query(
-            q[name], tenant_id=ntenant, database_=database, **params
+            queries(doc)[name], tenant_id=ntenant, database_=database, **params
         )
         return [r.data() for r in records]
 
-    policies = [
-        (r["account"], r["policy"], r["status"])
-        for r in run("customer_policies_on_date", customer="cust-ada", date=d("2025-07-01"))
-    ]
-    assert policies == [
+    def ours(name: str, **params: Any) -> list[dict[str, Any]]:
+        return run(README, name, **params)
+
+    def rows(found: list[dict[str, Any]], *keys: str) -> list[tuple[Any, ...]]:
+        return [tuple(r[k] for k in keys) for r in found]
+
+    on = ours("customer_policies_on_date", customer="cust-ada", date="2025-07-01T00:00:00Z")
+    assert rows(on, "account", "policy", "status") == [
         ("acct-ada-1", "pol-ada-home", "lapsed"),
         ("acct-ada-2", "pol-ada-car", "active"),
     ]
-    policies = [
-        (r["account"], r["policy"], r["status"])
-        for r in run("customer_policies_on_date", customer="cust-ada", date=d("2025-11-01"))
-    ]
-    assert policies == [
+    on = ours("customer_policies_on_date", customer="cust-ada", date="2025-11-01T00:00:00Z")
+    assert rows(on, "account", "policy", "status") == [
         ("acct-ada-1", "pol-ada-home", "active"),
         ("acct-ada-2", "pol-ada-car-2", "active"),
     ]
-    assert run("claims_on_inactive_policy") == [
+    assert ours("claims_on_inactive_policy") == [
         {
             "claim": "clm-ben-1",
             "policy": "pol-ben-home",
@@ -329,20 +334,51 @@ def test_readme_cypher_on_neo4j(
             "policy_status": "lapsed",
         }
     ]
-    advisors = [
-        (r["account"], r["advisor_then"], r["advisor_now"], r["since"].to_native())
-        for r in run("account_advisors", customer="cust-ada", date=d("2025-01-01"))
-    ]
-    assert advisors == [
+    advisors = ours("account_advisors", customer="cust-ada", date="2025-01-01T00:00:00Z")
+    assert [
+        (*r[:3], r[3].to_native())
+        for r in rows(advisors, "account", "advisor_then", "advisor_now", "since")
+    ] == [
         ("acct-ada-1", "adv-khan", "adv-lee", d("2025-04-14")),
         ("acct-ada-2", "adv-khan", "adv-lee", d("2025-04-14")),
     ]
-    beliefs = [
-        (r["premium"], r["source"], r["retired_at"] is None)
-        for r in run("premium_beliefs", policy="pol-ben-home", date=d("2025-02-01"))
-    ]
-    assert beliefs == [
+    beliefs = ours("premium_beliefs", policy="pol-ben-home", date="2025-02-01T00:00:00Z")
+    assert [
+        (p, src, retired is None)
+        for p, src, retired in rows(beliefs, "premium", "source", "retired_at")
+    ] == [
         (1180, "ep-ben-welcome", False),
         (1240, "ep-ben-renewal-2025", False),
         (1420, "ep-ben-premium-correction", True),
     ]
+
+    # The predicate-neutral analyst queries of docs/graph-model.md, as the README says.
+    history = run(GRAPH_MODEL, "timeline_history", subject="cust-ada", predicate="address")
+    assert rows(history, "value", "source") == [
+        ("7 Marchmont Road, Edinburgh EH9 1HX", "ep-ada-welcome"),
+        ("14 Harbour Street, Leith, Edinburgh EH6 6QN", "ep-ada-address-form"),
+        ("14 Harbour Street, Leith, Edinburgh EH6 6QN", "ep-ada-move-call"),
+    ]
+    belief = {
+        "subject": "pol-ben-home",
+        "predicate": "premium",
+        "as_of": "2025-02-01T00:00:00Z",
+    }
+    before = marks["ep-ben-premium-correction"].isoformat()
+    found = run(GRAPH_MODEL, "believed_at", known_at=before, **belief)
+    assert rows(found, "value", "source") == [(1240, "ep-ben-renewal-2025")]
+    found = run(GRAPH_MODEL, "believed_at", known_at=utcnow().isoformat(), **belief)
+    assert rows(found, "value", "source") == [(1420, "ep-ben-premium-correction")]
+    window = {"from": "2025-08-01T00:00:00Z", "to": "2025-08-20T00:00:00Z"}
+    changes = run(GRAPH_MODEL, "changes_between", **window)
+    assert [
+        (*r[:4], r[4].to_native())
+        for r in rows(changes, "subject", "predicate", "value", "change", "at")
+    ] == [
+        ("pol-ada-home", "status", "active", "started", d("2025-08-15")),
+        ("pol-ada-home", "status", "lapsed", "ended", d("2025-08-15")),
+    ]
+    (claim,) = nsvc.facts(tenant_id=ntenant, subject="clm-ada-1", predicate="under_policy")
+    provenance = run(GRAPH_MODEL, "fact_provenance", fact_id=claim.fact_id)
+    assert rows(provenance, "episode", "kind") == [("ep-ada-claim", "message")]
+    assert "car park in Leith" in provenance[0]["content"]
