@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from graph.embeddings import SentenceEmbedder, Vectors, default_embedder
-from graph.model import MemoryDelta
+from graph.model import EpisodeCreate, MemoryDelta
 from graph.port import Store
 from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.retrieval.text import terms
@@ -30,6 +30,14 @@ from graph.service import MemoryService
 QUERY = "overdue invoice payment reminder"
 NOISE = 20_000
 BATCH = 1000
+SINCE = "2026-01-01T00:00:00Z"
+
+
+def _episode(service: MemoryService, tenant: str, text: str) -> None:
+    body = EpisodeCreate.model_validate(
+        {"episode_id": "src", "kind": "message", "occurred_at": SINCE, "content": text}
+    )
+    service.add_episode(tenant_id=tenant, body=body)
 
 
 class _DigitBlind:
@@ -73,13 +81,16 @@ def big_tenant(store: Store) -> Iterator[str]:
 
 def _fill(store: Store, big: str, embedder: SentenceEmbedder) -> None:
     service = MemoryService(store)
+    _episode(service, big, "invoices")
     for start in range(0, NOISE, BATCH):
         deltas = [
             MemoryDelta(
                 subject=f"invoice-{i}",
-                subject_type="invoice",
+                subject_type="Invoice",
                 predicate="reminder",
                 value="overdue invoice payment reminder",
+                valid_from=SINCE,
+                source_episode_id="src",
             )
             for i in range(start, start + BATCH)
         ]
@@ -93,10 +104,12 @@ def test_small_tenant_is_not_crowded_out(
 ) -> None:
     assert isinstance(store, SearchableStore)
     service = MemoryService(store)
+    _episode(service, tenant, "acme")
     mine = service.write_facts(
         tenant_id=tenant,
-        deltas=[MemoryDelta(subject="acme", subject_type="customer", predicate="note",
-                            value="an invoice is overdue since March")],
+        deltas=[MemoryDelta(subject="acme", subject_type="Customer", predicate="note",
+                            value="an invoice is overdue since March", valid_from=SINCE,
+                            source_episode_id="src")],
     )
     fact_id = mine.facts[0].fact_id
     _fill(store, big_tenant, embedder)
