@@ -5,3 +5,5 @@
 // constraint, and the store then compares contents like any other repeated post.
 CREATE (e:Episode)
 SET e = $props
+// The tenant's scope token, which the fulltext query requires (see schema.setup).
+SET e.scope = 't' + replace(replace(e.tenant_id, '_', '_u'), '-', '_h')

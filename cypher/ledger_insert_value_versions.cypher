@@ -6,7 +6,8 @@
 // ledger.lock_values has created and locked the Value nodes.
 // Every property is named, and the row's keys for the MATCH differ from the property
 // names, so the planner streams the rows instead of buffering them (Eager);
-// a null one is simply not stored. open_key is set only on a current open version.
+// a null one is simply not stored. open_key is set only on a current open version;
+// current/scope_current only on the version open in system time (search filters on them).
 // Times arrive as text: datetime() here costs less than the driver packing DATETIMEs.
 UNWIND $rows AS row
 MATCH (s:Entity {tenant_id: $tenant_id, entity_id: row.subject_id})
@@ -36,4 +37,8 @@ SET r.version_id = row.version_id,
     r.retention_policy = row.retention_policy,
     r.cardinality = row.cardinality,
     r.fact_text = row.fact_text,
-    r.open_key = row.open_key
+    r.open_key = row.open_key,
+    r.current = row.retired_at IS NULL,
+    r.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
+    r.scope_current = CASE WHEN row.retired_at IS NULL
+      THEN 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h') END

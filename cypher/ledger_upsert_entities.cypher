@@ -11,5 +11,6 @@ MERGE (e:Entity {tenant_id: $tenant_id, entity_id: row.entity_id})
     e.name = row.name,
     e.aliases = row.aliases,
     e.summary = row.summary,
-    e.created_at = datetime(row.created_at)
+    e.created_at = datetime(row.created_at),
+    e.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h')
 SET e.entity_type = row.entity_type, e:$(row.entity_type)

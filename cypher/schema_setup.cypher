@@ -42,23 +42,27 @@ FOR (a:Assertion) ON (a.tenant_id, a.source_episode_id);
 CREATE INDEX episode_queue IF NOT EXISTS
 FOR (e:Episode) ON (e.status, e.next_attempt_at);
 
-// Fulltext (BM25) over entity names, fact sentences and episode text.
+// Fulltext (BM25) over entity names, fact sentences and episode text. Each item also
+// carries its tenant's scope token (``scope``; on a fact version ``scope_current`` too
+// while it is the version open in system time), and every query requires it: Lucene
+// then ranks within one tenant only, so no other tenant's rows can crowd a tenant out.
 CREATE FULLTEXT INDEX entity_text IF NOT EXISTS
-FOR (e:Entity) ON EACH [e.name, e.aliases];
+FOR (e:Entity) ON EACH [e.name, e.aliases, e.scope];
 CREATE FULLTEXT INDEX fact_text IF NOT EXISTS
-FOR ()-[r:FACT]-() ON EACH [r.fact_text];
+FOR ()-[r:FACT]-() ON EACH [r.fact_text, r.scope, r.scope_current];
 CREATE FULLTEXT INDEX episode_text IF NOT EXISTS
-FOR (e:Episode) ON EACH [e.content_text];
+FOR (e:Episode) ON EACH [e.content_text, e.scope];
 
-// Vector indexes; the retrieval issue writes the embeddings.
-CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
-FOR (e:Entity) ON (e.embedding)
+// Vector indexes, filtered inside the index (Cypher 25 SEARCH ... WHERE) by tenant and,
+// for facts, by ``current`` (true only on the version open in system time).
+CYPHER 25 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
+FOR (e:Entity) ON (e.embedding) WITH [e.tenant_id, e.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX episode_embedding IF NOT EXISTS
-FOR (e:Episode) ON (e.embedding)
+CYPHER 25 CREATE VECTOR INDEX episode_embedding IF NOT EXISTS
+FOR (e:Episode) ON (e.embedding) WITH [e.tenant_id, e.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
-CREATE VECTOR INDEX fact_embedding IF NOT EXISTS
-FOR ()-[r:FACT]-() ON (r.embedding)
+CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.embedding) WITH [r.tenant_id, r.current, r.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
 
 // Use them only once they are online.

@@ -1,7 +1,7 @@
 // name: search.fulltext_episodes
 // params: query, fetch, tenant_id, known_at
 // mode: read
-// BM25 over episode text; over-fetched across tenants, filtered by the store on ok.
+// BM25 over episode text; $query requires the tenant's scope token.
 CALL db.index.fulltext.queryNodes('episode_text', $query, {limit: $fetch})
 YIELD node AS e, score
 RETURN e.episode_id AS item_id, score,

@@ -1,9 +1,9 @@
 // name: search.fulltext_facts
 // params: query, fetch, tenant_id, as_of, known_at
 // mode: read
-// BM25 over fact sentences. The fulltext index holds every tenant and every version, so
-// the store over-fetches and keeps the rows marked ok: this tenant's versions valid at
-// $as_of as known at $known_at.
+// BM25 over fact sentences. $query requires the tenant's scope token (scope_current for
+// the present, scope for a past known_at), so Lucene ranks this tenant's versions only;
+// the window is checked on the rows it returns (ok).
 CALL db.index.fulltext.queryRelationships('fact_text', $query, {limit: $fetch})
 YIELD relationship AS r, score
 RETURN r.fact_id AS item_id, score,

@@ -32,6 +32,9 @@ class Window:
 
     as_of: datetime
     known_at: datetime
+    # True when known_at is "now" (the request named none): a store may then read only the
+    # versions open in system time, which its indexes can filter on directly.
+    latest: bool = False
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ class Retriever:
     @staticmethod
     def window(as_of: datetime | None = None, known_at: datetime | None = None) -> Window:
         now = utcnow()
-        return Window(as_of=as_of or now, known_at=known_at or now)
+        return Window(as_of=as_of or now, known_at=known_at or now, latest=known_at is None)
 
     def ensure_indexed(self, tenant_id: str) -> int:
         """Embed what the tenant wrote since the last search (none, usually)."""

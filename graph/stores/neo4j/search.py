@@ -2,9 +2,19 @@
 
 The indexes are schema.setup's: fulltext ``fact_text`` (FACT relationships, one per
 version), ``episode_text``, ``entity_text``; vector ``fact_embedding``,
-``episode_embedding``, ``entity_embedding``. Neither kind of index can filter by tenant
-or by time, so every candidate query over-fetches, marks the rows of this tenant visible
-in the window, and widens while it has too few (a tenant's rows can be a small share).
+``episode_embedding``, ``entity_embedding``. Both kinds filter by tenant inside the index,
+so what other tenants hold changes neither a tenant's results nor their cost:
+
+- vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
+  model and, for facts, ``current``: true only on the version open in system time);
+- fulltext: every item carries its tenant's scope token (``scope``; ``scope_current`` on
+  the open fact version) and the Lucene query requires it.
+
+What the indexes cannot filter is checked on the rows they return: valid time (as_of),
+and for a past known_at the system-time window (the index then offers every version of
+the tenant). Such a query fetches ``4 * limit`` (at least 64) rows, and four times more
+while too few are in the window, up to ``_MAX_FETCH`` rows of this tenant: a tenant whose
+own versions outside the window outnumber that can get fewer hits for a past window.
 
 Vectors are written lazily by :meth:`Neo4jSearch.index_pending`, never by the write
 path: it embeds what was recorded since a per-process watermark (minus a lag that covers
@@ -22,7 +32,7 @@ from typing import Any
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import Hit, ItemKind, Window
-from graph.retrieval.text import lucene_query
+from graph.retrieval.text import lucene_scoped
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
@@ -38,7 +48,8 @@ from graph.timeutil import utcnow
 WATERMARK_LAG = timedelta(minutes=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FETCH_GROWTH = 4
-_MAX_FETCH = 10_000  # candidates read from one index call at most
+_MAX_FETCH = 4096  # rows of one tenant read from one index call at most
+_BACKFILL_BATCH = 10_000
 _setup_lock = threading.Lock()
 
 _FULLTEXT = {
@@ -50,6 +61,21 @@ _VECTOR = {
     ItemKind.FACT: "search.vector_facts",
     ItemKind.EPISODE: "search.vector_episodes",
     ItemKind.ENTITY: "search.vector_entities",
+}
+# The indexed fields of each fulltext index besides the scope (schema.setup).
+_TEXT_FIELDS = {
+    ItemKind.FACT: ("fact_text",),
+    ItemKind.EPISODE: ("content_text",),
+    ItemKind.ENTITY: ("name", "aliases"),
+}
+# What each index must cover; an older definition is dropped and created again.
+_INDEX_PROPERTIES = {
+    "fact_text": ["fact_text", "scope", "scope_current"],
+    "entity_text": ["name", "aliases", "scope"],
+    "episode_text": ["content_text", "scope"],
+    "fact_embedding": ["embedding", "tenant_id", "current", "embedding_model"],
+    "entity_embedding": ["embedding", "tenant_id", "embedding_model"],
+    "episode_embedding": ["embedding", "tenant_id", "embedding_model"],
 }
 _PENDING = {
     ItemKind.FACT: "search.pending_facts",
@@ -63,6 +89,12 @@ _SET_VECTORS = {
 }
 
 
+def scope_token(tenant_id: str) -> str:
+    """The fulltext token of one tenant, as the write templates compute it: one Lucene
+    token (letters, digits, underscores) and one-to-one ("_" -> "_u", "-" -> "_h")."""
+    return "t" + tenant_id.replace("_", "_u").replace("-", "_h")
+
+
 class Neo4jSearch:
     """The read path's indexes and reads of one Neo4j store, over the store's connection."""
 
@@ -73,10 +105,33 @@ class Neo4jSearch:
         self._watermarks: dict[tuple[str, str, str], datetime] = {}
 
     def init(self) -> None:
-        """Create the read path's extra indexes (idempotent)."""
+        """Create the read path's extra indexes, and migrate fulltext and vector indexes
+        made before in-index filtering (idempotent)."""
         with _setup_lock:
+            if self._ready:
+                return
+            self.migrate()
             self.conn.run("search.setup", {})
             self._ready = True
+
+    def migrate(self) -> bool:
+        """Recreate outdated search indexes and backfill the properties they filter on;
+        whether anything was outdated."""
+        found = {r["name"]: r for r in self.conn.run("search.indexes", {})}
+        outdated = [
+            name for name, props in _INDEX_PROPERTIES.items()
+            if name in found and sorted(found[name]["properties"] or []) != sorted(props)
+        ]
+        if not outdated:
+            return False
+        dims = (found.get("fact_embedding") or {}).get("options") or {}
+        dim = int((dims.get("indexConfig") or {}).get("vector.dimensions") or 384)
+        for name in ("search.backfill_facts", "search.backfill_nodes"):
+            while self.conn.run(name, {"batch": _BACKFILL_BATCH})[0]["n"]:
+                pass
+        self.conn.run("search.drop_indexes", {})
+        self.conn.run("schema.setup", {"embedding_dim": dim})
+        return True
 
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
@@ -159,8 +214,9 @@ class Neo4jSearch:
     ) -> list[Hit]:
         if not terms:
             return []
+        field = "scope_current" if kind == ItemKind.FACT and window.latest else "scope"
         params: dict[str, Any] = {
-            "query": lucene_query(terms),
+            "query": lucene_scoped(field, scope_token(tenant_id), _TEXT_FIELDS[kind], terms),
             "tenant_id": tenant_id,
             "known_at": utc(window.known_at),
         }
@@ -186,7 +242,10 @@ class Neo4jSearch:
         }
         if kind == ItemKind.FACT:
             params["as_of"] = utc(window.as_of)
-        return self._widening(_VECTOR[kind], params, limit, cosine=True)
+        name = _VECTOR[kind]
+        if kind == ItemKind.FACT and not window.latest:
+            name = "search.vector_facts_past"
+        return self._widening(name, params, limit, cosine=True)
 
     # -- items -------------------------------------------------------------------------
     def facts_by_id(
@@ -297,4 +356,4 @@ class Neo4jSearch:
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
 
-__all__ = ["WATERMARK_LAG", "Neo4jSearch"]
+__all__ = ["WATERMARK_LAG", "Neo4jSearch", "scope_token"]

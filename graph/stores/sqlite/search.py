@@ -267,7 +267,9 @@ class SqliteSearch:
         # Highest doc embedded per (tenant, model): the next pass starts after it.
         self._marks: dict[tuple[str, str], int] = {}
         # The last answer of _informative, while no doc has been written.
-        self._terms_memo: tuple[tuple[tuple[str, ...], int, int], tuple[str, ...]] | None = None
+        self._terms_memo: (
+            tuple[tuple[str, tuple[str, ...], int, int], tuple[str, ...]] | None
+        ) = None
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
@@ -314,11 +316,12 @@ class SqliteSearch:
     def fulltext(
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
     ) -> list[Hit]:
-        words = self._informative(terms)
+        scope = scope_token(tenant_id, kind)
+        words = self._informative(scope, terms)
         if not words:
             return []
         params = {
-            "q": fts5_query(scope_token(tenant_id, kind), words),
+            "q": fts5_query(scope, words),
             "tenant": tenant_id,
             "as_of": to_db(window.as_of),
             "known_at": to_db(window.known_at),
@@ -332,12 +335,16 @@ class SqliteSearch:
                 return hits[:limit]
             fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
 
-    def _informative(self, terms: Sequence[str]) -> list[str]:
-        """The terms minus the very common ones — in half the index's rows or more, and in
-        thousands: BM25 gives them an IDF of about zero (log((N - n + 0.5) / (n + 0.5))),
-        so leaving them out hardly changes a ranking, while scoring every row that holds
-        them is what makes a query slow. Small indexes keep every term (they are fast, and
-        a term can still decide what matches)."""
+    def _informative(self, scope: str, terms: Sequence[str]) -> list[str]:
+        """The terms minus the very common ones — in half the rows of this tenant's scope
+        or more, and in thousands: BM25 gives them an IDF of about zero
+        (log((N - n + 0.5) / (n + 0.5))), so leaving them out hardly changes a ranking,
+        while scoring every row that holds them is what makes a query slow. Small indexes
+        keep every term (they are fast, and a term can still decide what matches).
+
+        Counted within the scope (one tenant's items of one kind): another tenant's rows
+        must not decide which of this tenant's words count. The index-wide count from
+        fts5vocab (one seek) only picks the terms worth counting in the scope."""
         if len(terms) < 2:
             return list(terms)
         seq = self.conn.read("SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'")
@@ -349,7 +356,7 @@ class SqliteSearch:
         # One question searches three kinds with the same words: remember the last answer
         # while no doc has been written.
         memo = self._terms_memo
-        if memo is not None and memo[0] == (tuple(terms), total, _COMMON_DF):
+        if memo is not None and memo[0] == (scope, tuple(terms), total, _COMMON_DF):
             return list(memo[1])
         for sql in _TOKENIZER_SQL:
             self.conn.read(sql)
@@ -368,11 +375,26 @@ class SqliteSearch:
             for i, t in enumerate(terms)
         }
         # ``total`` counts docs ever written (AUTOINCREMENT): at least the rows there are,
-        # so a term is left out only when it really is in half of them.
-        kept = [t for t in terms if 2 * weight[t] < total or weight[t] < _COMMON_DF]
+        # so a term common in the scope is also common index-wide; only those are counted
+        # again within the scope.
+        common = [t for t in terms if 2 * weight[t] >= total and weight[t] >= _COMMON_DF]
+        if common:
+            in_scope = self._count(f'scope : "{scope}"')
+            for t in common:
+                weight[t] = self._count(fts5_query(scope, [t]))
+            common = [
+                t for t in common if 2 * weight[t] >= in_scope and weight[t] >= _COMMON_DF
+            ]
+        kept = [t for t in terms if t not in common]
         out = kept or [min(terms, key=lambda t: weight[t])]
-        self._terms_memo = ((tuple(terms), total, _COMMON_DF), tuple(out))
+        self._terms_memo = ((scope, tuple(terms), total, _COMMON_DF), tuple(out))
         return out
+
+    def _count(self, match: str) -> int:
+        rows = self.conn.read(
+            "SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?", (match,)
+        )
+        return int(rows[0]["n"])
 
     def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
         key = (tenant_id, kind.value, model)
