@@ -61,9 +61,7 @@ def recorded(neo4j_store: Store, ntenant: str) -> Any:
         ],
     )
     conn = neo4j_store.conn
-    statements = {
-        s: (t.name, t.mode) for t in conn.templates.values() for s in t.statements
-    }
+    statements = {s: (t.name, t.mode) for t in conn.templates.values() for s in t.statements}
     real = conn.driver
     rec = Recorder(real, statements)
     conn.driver = rec  # type: ignore[assignment]
