@@ -74,15 +74,21 @@ def read_calls(store: Neo4jStore, tenant: str) -> dict[str, Callable[[], object]
     q = store.queue
     return {
         "get_episode": lambda: store.get_episode(tenant_id=tenant, episode_id="ep1"),
-        "facts.subject": lambda: store.facts(tenant_id=tenant, query=FactQuery(subject="ann")),
-        "facts.object": lambda: store.facts(tenant_id=tenant, query=FactQuery(object="bob")),
+        "facts.subject": lambda: store.facts(
+            tenant_id=tenant, query=FactQuery(subject="ann", as_of=now, known_at=now)
+        ),
+        "facts.object": lambda: store.facts(
+            tenant_id=tenant, query=FactQuery(object="bob", as_of=now, known_at=now)
+        ),
         "facts.predicate": lambda: store.facts(
-            tenant_id=tenant, query=FactQuery(predicate="status")
+            tenant_id=tenant, query=FactQuery(predicate="status", as_of=now, known_at=now)
         ),
         "facts.source": lambda: store.facts(
-            tenant_id=tenant, query=FactQuery(source_episode_id="ep1")
+            tenant_id=tenant, query=FactQuery(source_episode_id="ep1", as_of=now, known_at=now)
         ),
-        "facts.tenant": lambda: store.facts(tenant_id=tenant, query=FactQuery()),
+        "facts.tenant": lambda: store.facts(
+            tenant_id=tenant, query=FactQuery(as_of=now, known_at=now)
+        ),
         "history": lambda: store.history(
             tenant_id=tenant, subject="ann", predicate="status", object=None, known_at=now
         ),
