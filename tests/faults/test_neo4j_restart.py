@@ -38,16 +38,21 @@ RECOVER_SECONDS = 60.0
 
 class PrivateNeo4j:
     def __init__(self, state: Path) -> None:
-        self.env = {**os.environ, "SGAM_NEO4J_STATE_DIR": str(state)}
+        self.env = {
+            **os.environ,
+            "SGAM_NEO4J_STATE_DIR": str(state),
+            "SGAM_NEO4J_START_TIMEOUT": os.environ.get("SGAM_NEO4J_START_TIMEOUT", "400"),
+        }
         self.state = state
         out = subprocess.run(
             ["bash", str(LAUNCHER), "up"],
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=400,
-            check=True,
+            timeout=500,
+            check=False,
         )
+        assert out.returncode == 0, f"private Neo4j did not start: {out.stderr[-2000:]}"
         self.uri = out.stdout.strip().splitlines()[-1]
         self.port = self.uri.rsplit(":", 1)[1]
         pid = int((state / "pid").read_text())

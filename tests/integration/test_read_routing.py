@@ -60,6 +60,9 @@ def recorded(neo4j_store: Store, ntenant: str) -> Any:
             MemoryDelta(subject="ann", predicate="status", value="gold", source_episode_id="ep1"),
         ],
     )
+    # The queue creates its schema on first use (a write, routed WRITE): done here, so
+    # that what is recorded is the reads themselves.
+    neo4j_store.queue.init()
     conn = neo4j_store.conn
     statements = {s: (t.name, t.mode) for t in conn.templates.values() for s in t.statements}
     real = conn.driver
