@@ -109,13 +109,13 @@ def read_calls(store: Neo4jStore, tenant: str) -> dict[str, Callable[[], object]
         "ping": store.ping,
         "queue_counts": lambda: q.queue_counts(tenant_id=tenant),
         "queue_counts_all": lambda: q.queue_counts(),
-        "candidates": lambda: q.candidates(tenant_id=tenant, status=None, after=None, limit=10),
-        "candidate": lambda: q.candidate(tenant_id=tenant, candidate_id="nope"),
-        "merge_candidates": lambda: q.merge_candidates(
-            tenant_id=tenant, status=None, after=None, limit=10
+        "candidates": lambda: q.candidates(
+            tenant_id=tenant, status=None, episode_id=None, limit=10
         ),
+        "candidate": lambda: q.candidate(tenant_id=tenant, candidate_id="nope"),
+        "merge_candidates": lambda: q.merge_candidates(tenant_id=tenant, status=None, limit=10),
         "merge_candidate": lambda: q.merge_candidate(tenant_id=tenant, candidate_id="nope"),
-        "entity_catalog": lambda: q.entity_catalog(tenant_id=tenant, limit=10),
+        "entity_catalog": lambda: q.entity_catalog(tenant_id=tenant, entity_types=None, limit=10),
         "session_entities": lambda: q.session_entities(tenant_id=tenant, session_id="s", limit=5),
     }
 
