@@ -64,7 +64,9 @@ def recorded(neo4j_store: Store, ntenant: str) -> Any:
     # that what is recorded is the reads themselves.
     neo4j_store.queue.init()
     conn = neo4j_store.conn
-    statements = {s: (t.name, t.mode) for t in conn.templates.values() for s in t.statements}
+    statements: dict[str, tuple[str, str]] = {
+        s: (t.name, t.mode) for t in conn.templates.values() for s in t.statements
+    }
     real = conn.driver
     rec = Recorder(real, statements)
     conn.driver = rec  # type: ignore[assignment]
