@@ -139,7 +139,8 @@ def test_every_public_read_runs_read_templates_in_read_transactions(
 def test_a_write_runs_in_a_write_transaction(recorded: Any, ntenant: str) -> None:
     _, svc, rec = recorded
     svc.write_facts(
-        tenant_id=ntenant, deltas=[MemoryDelta(subject="cid", predicate="age", value=3)]
+        tenant_id=ntenant,
+        deltas=[MemoryDelta(subject="cid", predicate="age", value=3, source_episode_id="ep1")],
     )
     assert rec.sessions == [neo4j.WRITE_ACCESS]
     # Outside the transaction only reads (the tenant's schema) ran, and routed READ.
