@@ -137,7 +137,9 @@ def test_neo4j_restart_gives_503_then_recovers_with_every_acknowledged_write(
     try:
         with running(settings, store=store) as url, httpx.Client(base_url=url) as c:
             episode = {"episode_id": "e1", "content": "load", "occurred_at": "2026-01-01T00:00:00Z"}
-            assert c.post(f"/v1/tenants/{TENANT}/episodes", json=episode).status_code in (200, 201)
+            assert c.post(
+                f"/v1/tenants/{TENANT}/episodes", json=episode, timeout=PROBE_TIMEOUT
+            ).status_code in (200, 201)
             threads = [threading.Thread(target=load, args=(w, url)) for w in ("a", "b")]
             for t in threads:
                 t.start()
