@@ -18,6 +18,9 @@ Reports facts/s of each as the median of ``--runs`` runs, and store/raw.
 
     NEO4J_URI=bolt://... .venv/bin/python bench/neo4j_write.py [--runs 3] [--facts 20000]
         [--batch 1000]
+
+Credentials and database as the store takes them: SGAM_NEO4J_USER, SGAM_NEO4J_PASSWORD,
+SGAM_NEO4J_DATABASE.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from graph.ledger import key_of  # noqa: E402
 from graph.model import EpisodeCreate, Fact, MemoryDelta  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores.neo4j.codec import fact_row, value_key  # noqa: E402
+from graph.stores.neo4j.connection import auth_from_env, database_from_env  # noqa: E402
 from graph.stores.neo4j.store import Neo4jStore  # noqa: E402
 from graph.stores.neo4j.templates import load_templates  # noqa: E402
 
@@ -158,8 +162,9 @@ def main() -> int:
         p.error("give --uri or set NEO4J_URI (e.g. from: bash tools/neo4j/neo4j.sh up)")
     store = Neo4jStore.from_url(args.uri)
     store.init()
-    database = os.environ.get("SGAM_NEO4J_DATABASE") or "neo4j"
-    driver = GraphDatabase.driver(args.uri, auth=None, notifications_min_severity="OFF")
+    database = database_from_env()
+    # The same credentials as the store (SGAM_NEO4J_USER / SGAM_NEO4J_PASSWORD).
+    driver = GraphDatabase.driver(args.uri, auth=auth_from_env(), notifications_min_severity="OFF")
     store_rates: list[float] = []
     raw_rates: list[float] = []
     try:

@@ -9,14 +9,16 @@
 # Env: SGAM_NEO4J_PORT (bolt port; default: a free port picked by the server),
 #      SGAM_NEO4J_START_TIMEOUT (seconds, default 600), SGAM_NEO4J_JAVA_HOME (a JDK 21+;
 #      default: JAVA_HOME if it is 21+, else the newest 21+ JDK under /usr/lib/jvm or
-#      /opt/java), SGAM_NEO4J_JAVA_OPTS (extra JVM flags).
+#      /opt/java), SGAM_NEO4J_JAVA_OPTS (extra JVM flags), SGAM_NEO4J_STATE_DIR (where the
+#      state below lives; a test that needs a private server of its own sets it).
 # Neo4j 2026.x needs Java 21 or later; the JDK found is used both to build and to run.
-# State lives in <repo>/.sgam/neo4j/ : pid, uri, datadir, server.log, build.log.
+# State lives in <repo>/.sgam/neo4j/ (or SGAM_NEO4J_STATE_DIR): pid, uri, datadir,
+# server.log, build.log.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
-STATE_DIR="$REPO_ROOT/.sgam/neo4j"
+STATE_DIR="${SGAM_NEO4J_STATE_DIR:-$REPO_ROOT/.sgam/neo4j}"
 PID_FILE="$STATE_DIR/pid"
 URI_FILE="$STATE_DIR/uri"
 DATADIR_FILE="$STATE_DIR/datadir"

@@ -6,10 +6,24 @@ own managed transaction, or inside an explicit one from :meth:`Neo4jConnection.t
 Driver errors become the project's own here, in :func:`translated`,
 always chained (``raise ... from e``):
 
-- ``ServiceUnavailable``, ``SessionExpired``, ``AuthError`` → :class:`StoreUnavailableError`
+- ``ServiceUnavailable``, ``SessionExpired``, ``AuthError``, a full connection pool, a
+  ``DatabaseError`` (a server shutting down) → :class:`StoreUnavailableError`
 - an unknown database (``SGAM_NEO4J_DATABASE``) → :class:`StoreUnavailableError` naming it
 - ``TransientError`` (deadlocks, lock timeouts, leader switches) → :class:`TransientStoreError`
 - ``ConstraintError`` → :class:`ConflictError`
+
+Inside an explicit transaction, every error the driver calls retryable (a lost connection,
+a leader switch) becomes :class:`TransientStoreError` too, so that the service runs the
+whole transaction again (graph.service.MemoryService.in_transaction), as the driver's own
+``execute_write`` would; managed calls (:meth:`Neo4jConnection.run` without ``tx``) are
+retried by the driver itself.
+
+Transactions, routing and bookmarks: a read template runs as a managed READ transaction
+(routed to a reader of a cluster), a write template and every explicit transaction as a
+WRITE one, always on the configured database. All of them share the driver's one
+bookmark manager (``driver.execute_query_bookmark_manager``), so every read of this
+process starts after every write it committed: a client's read after its write is
+consistent even when the read goes to a secondary that has not caught up yet (it waits).
 """
 
 from __future__ import annotations
@@ -25,7 +39,11 @@ from neo4j import Driver, GraphDatabase, RoutingControl, Transaction
 from neo4j.exceptions import (
     AuthError,
     ClientError,
+    ConnectionPoolError,
     ConstraintError,
+    DatabaseError,
+    DriverError,
+    Neo4jError,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -64,24 +82,39 @@ def strip_credentials(url: str) -> str:
 
 
 @contextmanager
-def translated(database: str) -> Iterator[None]:
-    """Driver errors → the project's errors, always chained (``raise ... from e``)."""
+def translated(database: str, *, in_transaction: bool = False) -> Iterator[None]:
+    """Driver errors → the project's errors, always chained (``raise ... from e``);
+    ``in_transaction``: inside an explicit transaction (see the module docstring)."""
     try:
         yield
-    except (ServiceUnavailable, SessionExpired, AuthError) as e:
-        raise StoreUnavailableError(f"Neo4j is unavailable: {e}") from e
-    except TransientError as e:
+    except (Neo4jError, DriverError) as e:
+        mapped = _mapped(e, database, in_transaction=in_transaction)
+        if mapped is None:
+            raise
+        raise mapped from e
+
+
+def _mapped(
+    e: Neo4jError | DriverError, database: str, *, in_transaction: bool
+) -> Exception | None:
+    if isinstance(e, TransientError):
         # Deadlocks, lock timeouts, leader switches: the service runs the transaction again.
-        raise TransientStoreError(f"Neo4j transient error: {e}") from e
-    except ConstraintError as e:
-        raise ConflictError(f"constraint violated: {e}") from e
-    except ClientError as e:
-        if e.code == DATABASE_NOT_FOUND:
-            raise StoreUnavailableError(
-                f"Neo4j has no database {database!r}: set SGAM_NEO4J_DATABASE to one that"
-                " exists (default 'neo4j')"
-            ) from e
-        raise
+        return TransientStoreError(f"Neo4j transient error: {e}")
+    if in_transaction and e.is_retryable():
+        return TransientStoreError(f"Neo4j transaction interrupted, run it again: {e}")
+    if isinstance(e, ServiceUnavailable | SessionExpired | AuthError | ConnectionPoolError):
+        return StoreUnavailableError(f"Neo4j is unavailable: {e}")
+    if isinstance(e, DatabaseError):
+        # The server failed, not the request (e.g. a database that is shutting down).
+        return StoreUnavailableError(f"Neo4j failed: {e}")
+    if isinstance(e, ConstraintError):
+        return ConflictError(f"constraint violated: {e}")
+    if isinstance(e, ClientError) and e.code == DATABASE_NOT_FOUND:
+        return StoreUnavailableError(
+            f"Neo4j has no database {database!r}: set SGAM_NEO4J_DATABASE to one that"
+            " exists (default 'neo4j')"
+        )
+    return None
 
 
 class Neo4jConnection:
@@ -113,8 +146,8 @@ class Neo4jConnection:
             )
         return cls(driver, database=database, user=auth[0] if auth else None)
 
-    def translated(self) -> AbstractContextManager[None]:
-        return translated(self.database)
+    def translated(self, *, in_transaction: bool = False) -> AbstractContextManager[None]:
+        return translated(self.database, in_transaction=in_transaction)
 
     # -- templates -------------------------------------------------------------------------
     @property
@@ -147,7 +180,7 @@ class Neo4jConnection:
         (routed READ or WRITE by the template's mode; the driver retries transient errors)."""
         t = self._template(name, params)
         rows: list[Row] = []
-        with self.translated():
+        with self.translated(in_transaction=tx is not None):
             for statement, names in zip(t.statements, t.statement_params, strict=True):
                 used = {k: params[k] for k in names}
                 if tx is not None:
@@ -165,7 +198,7 @@ class Neo4jConnection:
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:
         """One explicit write transaction: commit on success, roll back on any exception."""
-        with self.translated():
+        with self.translated(in_transaction=True):
             session = self.driver.session(
                 database=self.database,
                 default_access_mode=neo4j.WRITE_ACCESS,
@@ -173,13 +206,15 @@ class Neo4jConnection:
                 bookmark_manager=self.driver.execute_query_bookmark_manager,
             )
         try:
-            with self.translated():
+            with self.translated(in_transaction=True):
                 tx = session.begin_transaction()
             try:
                 yield tx
             except BaseException:
                 _rollback_quietly(tx)
                 raise
+            # Not retryable here: a commit whose outcome is unknown (IncompleteCommit) must
+            # not run again, it answers 503.
             with self.translated():
                 tx.commit()
         finally:
