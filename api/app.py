@@ -28,7 +28,10 @@ from api.routes import routers
 from api.settings import Settings
 from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
+from graph.embeddings import default_embedder
 from graph.port import Store
+from graph.retrieval import SearchableStore
+from graph.retrieval.indexer import index_lag, start_indexer
 from graph.service import MemoryService
 from graph.stores import open_store
 
@@ -221,11 +224,22 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Queue workers run beside the API (SGAM_WORKERS; more as `sgam worker` processes).
+        # The embedding model loads in the background, so the first search does not wait
+        # for it; /readyz says when it is ready.
+        default_embedder().start_loading()
+        # Queue workers run beside the API (SGAM_WORKERS; more as `sgam worker` processes),
+        # and with them the indexer, which embeds new items off the request path.
         pool = start_workers(ctx.service, extractor, settings) if settings.workers else None
+        indexer = (
+            start_indexer(the_store)
+            if settings.workers and isinstance(the_store, SearchableStore)
+            else None
+        )
         try:
             yield
         finally:
+            if indexer is not None:
+                indexer.stop()
             if pool is not None:
                 pool.stop()
             if extractor is not None:
@@ -243,6 +257,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         openapi_url="/openapi.json",
     )
     app.state.ctx = ctx
+    if isinstance(the_store, SearchableStore):
+        searchable = the_store
+        metrics.watch_index(lambda: index_lag(searchable.search, default_embedder().name))
     install_error_handlers(app)
     for router in routers():
         app.include_router(router)

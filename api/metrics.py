@@ -6,16 +6,22 @@ path, so no tenant id or other request data reaches ``/metrics``.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graph.model import WriteStatus
+from graph.retrieval.indexer import KindLag
+
+log = logging.getLogger(__name__)
 
 UNMATCHED = "<unmatched>"
 LATENCY_BUCKETS = (
@@ -67,12 +73,47 @@ class Metrics:
             registry=self.registry,
         )
 
+    def watch_index(self, lag: Callable[[], Mapping[str, KindLag]]) -> None:
+        """Report the index lag (per kind, over all tenants) at each scrape."""
+        self.registry.register(_IndexLagCollector(lag))
+
     def record_writes(self, outcomes: Iterable[WriteStatus]) -> None:
         for o in outcomes:
             self.facts_written.labels(outcome=o.value).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _IndexLagCollector(Collector):
+    """Index lag read from the store at scrape time; labelled by kind only (no tenant)."""
+
+    def __init__(self, lag: Callable[[], Mapping[str, KindLag]]) -> None:
+        self.lag = lag
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # the families are created at collect time
+
+    def collect(self) -> Iterable[Metric]:
+        pending = GaugeMetricFamily(
+            "sgam_index_pending_items",
+            "Items written but not yet embedded (found by fulltext and graph meanwhile)",
+            labels=["kind"],
+        )
+        oldest = GaugeMetricFamily(
+            "sgam_index_oldest_pending_seconds",
+            "Age of the oldest item waiting for its embedding (0 when none waits)",
+            labels=["kind"],
+        )
+        try:
+            lag = self.lag()
+        except Exception:  # a scrape during a store outage shows no lag rather than failing
+            log.warning("index lag unavailable", exc_info=True)
+            return []
+        for kind, k in sorted(lag.items()):
+            pending.add_metric([kind], float(k.pending))
+            oldest.add_metric([kind], k.oldest_seconds)
+        return [pending, oldest]
 
 
 class RouteTemplates:

@@ -100,8 +100,33 @@ class Health(BaseModel):
     status: Literal["ok"] = "ok"
 
 
+class KindLag(BaseModel):
+    """Items of one kind waiting for a vector (all tenants) and the oldest one's age."""
+
+    pending: int
+    oldest_pending_seconds: float
+
+
+class Embeddings(BaseModel):
+    """The embedding model and the index lag. Readiness is the store's: ``model_ready``
+    false (loading, or ``degraded`` when it cannot load) still answers 200, search then
+    waits for the load or runs on fulltext and the graph."""
+
+    model: str
+    model_state: Literal["idle", "loading", "ready", "failed"]
+    model_ready: bool
+    degraded: list[Literal["vector"]] = Field(
+        description="Search signals unavailable in this process (['vector'] without a model)"
+    )
+    error: str | None = None
+    pending: int = Field(description="Items waiting for a vector, all kinds and tenants")
+    oldest_pending_seconds: float
+    kinds: dict[str, KindLag]
+
+
 class Ready(BaseModel):
     status: Literal["ready"] = "ready"
+    embeddings: Embeddings | None = None
 
 
 # -- errors (RFC 9457) -----------------------------------------------------------------
@@ -136,6 +161,7 @@ class Problem(BaseModel):
 
 __all__ = [
     "DeleteResult",
+    "Embeddings",
     "EntityPredicates",
     "EntityPublic",
     "EpisodeCreate",
@@ -149,6 +175,7 @@ __all__ = [
     "FactsWritten",
     "Health",
     "Instant",
+    "KindLag",
     "MemoryDelta",
     "MemorySchema",
     "Neighborhood",

@@ -163,6 +163,8 @@ def run_worker(
 ) -> int:
     """The ``sgam worker`` process: work until SIGTERM or SIGINT; the exit status."""
     from extraction.llm import build_extractor
+    from graph.retrieval import SearchableStore
+    from graph.retrieval.indexer import start_indexer
     from graph.stores import open_store
 
     try:
@@ -183,10 +185,16 @@ def run_worker(
     extractor = build_extractor(settings)
     n = max(1, settings.workers if count is None else count)
     pool = start_workers(MemoryService(store), extractor, settings, count=n)
-    log.info("sgam worker: %d worker(s) on %s", n, store.url)
+    # The indexer embeds new items of every tenant, beside the extraction workers.
+    indexer = start_indexer(store) if isinstance(store, SearchableStore) else None
+    log.info(
+        "sgam worker: %d worker(s)%s on %s", n, " and the indexer" if indexer else "", store.url
+    )
     try:
         stop.wait()
     finally:
+        if indexer is not None:
+            indexer.stop()
         pool.stop()
         if extractor is not None:
             extractor.close()

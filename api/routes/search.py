@@ -1,8 +1,8 @@
 """Retrieval: hybrid search and the smallest cited context (API.md, "Retrieval").
 
 Both read the facts valid at ``as_of`` (default now) as known at ``known_at`` (default
-now) only; the work is done by :mod:`graph.retrieval`. The embedding model is loaded on
-the first request that needs it, not when the app is built.
+now) only; the work is done by :mod:`graph.retrieval`. The embedding model loads in the
+background at server start; a search embeds its query only (the indexer embeds items).
 """
 
 from __future__ import annotations
@@ -59,6 +59,11 @@ class SearchHit(BaseModel):
 
 class SearchResponse(BaseModel):
     results: list[SearchHit]
+    degraded: list[Literal["vector"]] = Field(
+        default_factory=list,
+        description="Signals this search ran without: ['vector'] when no embedding model "
+        "could be loaded (the results come from fulltext and the graph)",
+    )
 
 
 class ContextRequest(BaseModel):
@@ -90,7 +95,8 @@ def _retriever(store: Store) -> Retriever:
     responses=BODY_PROBLEMS,
 )
 def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchResponse:
-    results = _retriever(store).search(
+    retriever = _retriever(store)
+    results = retriever.search(
         tenant_id=tenant,
         query=body.query,
         as_of=body.as_of,
@@ -108,7 +114,8 @@ def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchRes
                 source_episode_ids=r.source_episode_ids,
             )
             for r in results
-        ]
+        ],
+        degraded=["vector"] if "vector" in retriever.degraded else [],
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from graph.embeddings import EmbeddingUnavailableError
 from graph.errors import invalid
 from graph.model import Episode, Fact, FactQuery
 from graph.retrieval.port import Hit, ItemKind, Window
@@ -137,7 +138,10 @@ class ContextBuilder:
         preds = sorted({p for _, p in keys})
         if not asked or not preds:
             return []
-        vecs = self.r.embedder.encode([asked, *(p.replace("_", " ") for p in preds)])
+        try:
+            vecs = self.r.embedder.encode([asked, *(p.replace("_", " ") for p in preds)])
+        except EmbeddingUnavailableError:
+            return []  # no model: the question's words and entities still resolve
         sims = sorted(zip((vecs[1:] @ vecs[0]).tolist(), preds, strict=True), reverse=True)
         best, pred = sims[0]
         runner_up = sims[1][0] if len(sims) > 1 else -1.0

@@ -46,11 +46,35 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True)
+class Pending:
+    """Items of one tenant and kind still waiting for a vector from a model: how many, and
+    when the first of them was written (``None`` if the store cannot tell)."""
+
+    tenant_id: str
+    kind: ItemKind
+    count: int
+    oldest: datetime | None
+
+
 @runtime_checkable
 class SearchPort(Protocol):
-    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
-        """Embed every searchable item of the tenant that has no vector from this model yet;
-        return how many were embedded. Safe to run concurrently (a vector is stored once)."""
+    def index_pending(
+        self,
+        *,
+        tenant_id: str,
+        embedder: Embedder,
+        batch_size: int = 256,
+        limit: int | None = None,
+    ) -> int:
+        """Embed the tenant's searchable items that have no vector from this model yet, at
+        most ``limit`` of them (all without one), oldest first; return how many were
+        embedded. Only the tenant's own items are read and written. Safe to run
+        concurrently (a vector is stored once)."""
+
+    def pending(self, *, model: str) -> list[Pending]:
+        """What waits for a vector from ``model``, per tenant and kind (none listed when
+        nothing waits). The indexer's work list and the index-lag figures."""
 
     def fulltext(
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
@@ -123,4 +147,4 @@ class SearchableStore(Store, Protocol):
         """The store's search index, over the store's connection."""
 
 
-__all__ = ["Hit", "ItemKind", "SearchPort", "SearchableStore", "Window"]
+__all__ = ["Hit", "ItemKind", "Pending", "SearchPort", "SearchableStore", "Window"]

@@ -23,7 +23,7 @@ from datetime import datetime
 import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
-from graph.embeddings import Embedder, Vectors, default_embedder
+from graph.embeddings import Embedder, EmbeddingUnavailableError, Vectors, default_embedder
 from graph.errors import invalid
 from graph.model import Entity, Episode, Fact
 from graph.retrieval import rank
@@ -143,6 +143,8 @@ class Retriever:
         self.search_index = store.search
         self.embedder: Embedder = embedder or default_embedder()
         self.config = config or RankConfig()
+        # Signals the last search ran without (``"vector"`` when no model could load).
+        self.degraded: tuple[str, ...] = ()
 
     # -- building blocks (also used by bench/) --------------------------------------------
     @staticmethod
@@ -151,7 +153,9 @@ class Retriever:
         return Window(as_of=as_of or now, known_at=known_at or now, latest=known_at is None)
 
     def ensure_indexed(self, tenant_id: str) -> int:
-        """Embed what the tenant wrote since the last search (none, usually)."""
+        """Embed everything the tenant wrote that has no vector yet. Not called by search:
+        the indexer (:mod:`graph.retrieval.indexer`) does this off the request path; tests
+        and bench/ call it to search a fully embedded tenant."""
         return self.search_index.index_pending(tenant_id=tenant_id, embedder=self.embedder)
 
     def embed_query(self, query: str) -> Vectors:
@@ -170,12 +174,19 @@ class Retriever:
     ) -> Candidates:
         n = limit or self.config.candidates
         words = terms(query)
-        qvec = self.embed_query(query) if vector is None else vector
+        qvec = vector
+        if qvec is None:
+            try:
+                qvec = self.embed_query(query)
+            except EmbeddingUnavailableError:
+                self.degraded = ("vector",)  # fulltext and the graph still answer
         out = Candidates()
         for kind in kinds:
             out.bm25[kind] = self.search_index.fulltext(
                 tenant_id=tenant_id, kind=kind, terms=words, window=window, limit=n
             )
+            if qvec is None:
+                continue
             out.vector[kind] = self.search_index.vector_search(
                 tenant_id=tenant_id,
                 kind=kind,
@@ -356,7 +367,6 @@ class Retriever:
         if not scopes:
             raise invalid("scopes must name at least one of fact, entity, episode", field="scopes")
         window = self.window(as_of, known_at)
-        self.ensure_indexed(tenant_id)
         # Entities are always looked up: they are where expansion starts.
         kinds = sorted(set(scopes) | {ItemKind.ENTITY})
         cands = self.candidates(

@@ -17,6 +17,7 @@ from graph.errors import ValidationError
 from graph.model import EpisodeCreate, Fact, MemoryDelta
 from graph.port import Store
 from graph.retrieval import (
+    Candidates,
     ContextBuilder,
     ItemKind,
     Retriever,
@@ -39,10 +40,21 @@ def embedder() -> SentenceEmbedder:
     return default_embedder()  # one model per process: loaded by the first test using it
 
 
+class IndexedRetriever(Retriever):
+    """Searches a tenant whose items are all embedded, as once the indexer has caught up
+    (search itself embeds nothing but its query): these tests are about ranking."""
+
+    def candidates(  # type: ignore[override]
+        self, *, tenant_id: str, **kwargs: Any
+    ) -> Candidates:
+        self.ensure_indexed(tenant_id)
+        return super().candidates(tenant_id=tenant_id, **kwargs)
+
+
 @pytest.fixture
 def retriever(store: Store, embedder: SentenceEmbedder) -> Retriever:
     assert isinstance(store, SearchableStore), f"{type(store).__name__} has no search index"
-    return Retriever(store, embedder=embedder)
+    return IndexedRetriever(store, embedder=embedder)
 
 
 def run_mira(service: MemoryService, tenant: str) -> dict[str, datetime]:

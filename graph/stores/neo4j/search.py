@@ -16,10 +16,11 @@ the tenant). Such a query fetches ``4 * limit`` (at least 64) rows, and four tim
 while too few are in the window, up to ``_MAX_FETCH`` rows of this tenant: a tenant whose
 own versions outside the window outnumber that can get fewer hits for a past window.
 
-Vectors are written lazily by :meth:`Neo4jSearch.index_pending`, never by the write
-path: it embeds what was recorded since a per-process watermark (minus a lag that covers
-transactions still committing), and a cut interval's new versions take the vector of
-their fact's earlier version instead of running the model again.
+Vectors are written by :meth:`Neo4jSearch.index_pending` (the indexer, off the request
+path), never by the write path: it embeds what was recorded since a per-process watermark
+(minus a lag that covers transactions still committing), and a cut interval's new
+versions take the vector of their fact's earlier version instead of running the model
+again.
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ from typing import Any
 
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
-from graph.retrieval.port import Hit, ItemKind, Window
+from graph.retrieval.port import Hit, ItemKind, Pending, Window
 from graph.retrieval.text import lucene_scoped
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
     episode_from_props,
     fact_from_props,
+    from_neo,
     utc,
 )
 from graph.stores.neo4j.connection import Neo4jConnection
@@ -103,6 +105,9 @@ class Neo4jSearch:
         self._ready = False
         # Per (tenant, kind, model): when the last indexing pass started.
         self._watermarks: dict[tuple[str, str, str], datetime] = {}
+        # Per model: nothing recorded before it waits for a vector (see pending()).
+        self._pending_low: dict[str, datetime] = {}
+        self._pending_ready = False
 
     def init(self) -> None:
         """Create the read path's extra indexes, and migrate fulltext and vector indexes
@@ -139,7 +144,14 @@ class Neo4jSearch:
         return self.conn.run(name, params)
 
     # -- indexing ----------------------------------------------------------------------
-    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
+    def index_pending(
+        self,
+        *,
+        tenant_id: str,
+        embedder: Embedder,
+        batch_size: int = 256,
+        limit: int | None = None,
+    ) -> int:
         model = embedder.name
         marks = self._watermarks
         done = 0
@@ -147,19 +159,47 @@ class Neo4jSearch:
             key = (tenant_id, kind.value, model)
             started = utcnow()
             since = marks.get(key, _EPOCH + WATERMARK_LAG) - WATERMARK_LAG
-            while True:
+            drained = False
+            while limit is None or done < limit:
+                take = batch_size if limit is None else min(batch_size, limit - done)
                 rows = self._s(
                     _PENDING[kind],
                     {"tenant_id": tenant_id, "since": utc(since), "model": model,
-                     "limit": batch_size},
+                     "limit": take},
                 )
-                if not rows:
+                if rows:
+                    done += self._embed(tenant_id, kind, rows, embedder)
+                if len(rows) < take:
+                    drained = True
                     break
-                done += self._embed(tenant_id, kind, rows, embedder)
-                if len(rows) < batch_size:
-                    break
-            marks[key] = started
+            if drained:  # a kind cut short by the limit keeps its watermark
+                marks[key] = started
         return done
+
+    def pending(self, *, model: str) -> list[Pending]:
+        if not self._pending_ready:
+            with _setup_lock:
+                self.conn.run("search.pending_setup", {})
+            self._pending_ready = True
+        started = utcnow()
+        since = self._pending_low.get(model, _EPOCH + WATERMARK_LAG) - WATERMARK_LAG
+        rows = self._s("search.pending_stats", {"since": utc(since), "model": model})
+        out = [
+            Pending(
+                tenant_id=r["tenant_id"],
+                kind=ItemKind(r["kind"]),
+                count=int(r["n"]),
+                oldest=from_neo(r["oldest"]),
+            )
+            for r in rows
+            if r["n"]
+        ]
+        # Nothing recorded before the oldest waiting item (or before this pass, if none
+        # waits) is pending; the lag covers writes still committing.
+        self._pending_low[model] = min(
+            (p.oldest for p in out if p.oldest is not None), default=started
+        )
+        return out
 
     def _embed(
         self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder

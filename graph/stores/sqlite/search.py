@@ -4,9 +4,9 @@ One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``,
 its versions, whose sentence never changes), an entity (name, aliases, summary) or an
 episode (its text) — kept in step with the ledger's tables by triggers, so fulltext sees a
 write as soon as it commits and the write path never loads a model. ``search_fts`` is an
-external-content FTS5 index over it. Vectors are filled in lazily by
-:meth:`SqliteSearch.index_pending` (search calls it first) and scored with numpy over
-a per-tenant matrix cached in the process.
+external-content FTS5 index over it. Vectors are filled in by
+:meth:`SqliteSearch.index_pending` (the indexer calls it, off the request path) and scored
+with numpy over a per-tenant matrix cached in the process.
 
 Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
 every row carries one ``scope`` token (the tenant id in hex, ``x``, the kind), and each
@@ -27,11 +27,11 @@ import numpy as np
 
 from graph.embeddings import Embedder, Vectors, from_blob, to_blob
 from graph.model import Entity, Episode, Fact
-from graph.retrieval.port import Hit, ItemKind, Window
+from graph.retrieval.port import Hit, ItemKind, Pending, Window
 from graph.retrieval.text import fts5_query
 from graph.stores.sqlite.codec import FACT_COLUMNS, entity_from_row, episode_from_row, fact_from_row
 from graph.stores.sqlite.connection import SqliteConnection
-from graph.timeutil import to_db
+from graph.timeutil import from_db, to_db
 
 # The text a fact is searched by: Fact.sentence() in SQL ("mira passport deadline
 # 2026-06-30"); literal values are JSON in value_json, so strings are unquoted and booleans
@@ -215,6 +215,30 @@ _IDS = "(SELECT value FROM json_each(:ids))"
 _PAIRS = "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:pairs))"
 
 
+# One tenant's docs after ``mark`` (up to ``top``) without a vector from the model. The
+# tenant filter is what keeps an indexing pass to its own tenant's items.
+_PENDING_DOCS_SQL = (
+    "SELECT d.doc, d.kind, d.body FROM search_docs d WHERE d.tenant_id = ?"
+    " AND d.doc > ? AND d.doc <= ? AND NOT EXISTS (SELECT 1 FROM search_vectors v"
+    " WHERE v.doc = d.doc AND v.model = ?) ORDER BY d.doc LIMIT ?"
+)
+# Per tenant and kind: docs waiting for a vector, and when the first of them was written.
+_PENDING_STATS_SQL = """
+SELECT g.tenant_id, g.kind, g.n, g.first, CASE g.kind
+  WHEN 'fact' THEN (SELECT min(f.recorded_at) FROM facts f
+                    WHERE f.tenant_id = d.tenant_id AND f.fact_id = d.item_id)
+  WHEN 'episode' THEN (SELECT e.recorded_at FROM episodes e
+                       WHERE e.tenant_id = d.tenant_id AND e.episode_id = d.item_id)
+  ELSE (SELECT e.created_at FROM entities e
+        WHERE e.tenant_id = d.tenant_id AND e.entity_id = d.item_id) END AS oldest
+FROM (SELECT p.tenant_id, p.kind, count(*) AS n, min(p.doc) AS first FROM search_docs p
+      WHERE p.doc > ? AND p.doc <= ? AND NOT EXISTS (SELECT 1 FROM search_vectors v
+      WHERE v.doc = p.doc AND v.model = ?) GROUP BY p.tenant_id, p.kind) g
+JOIN search_docs d ON d.doc = g.first
+ORDER BY g.tenant_id, g.kind
+"""
+
+
 def _facts_sql(where: str) -> str:
     return f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND {where}"  # noqa: S608
 
@@ -266,13 +290,22 @@ class SqliteSearch:
         self._vectors = _VectorCache()
         # Highest doc embedded per (tenant, model): the next pass starts after it.
         self._marks: dict[tuple[str, str], int] = {}
+        # Per model: every doc at or below it has a vector (see pending()).
+        self._pending_low: dict[str, int] = {}
         # The last answer of _informative, while no doc has been written.
         self._terms_memo: (
             tuple[tuple[str, tuple[str, ...], int, int], tuple[str, ...]] | None
         ) = None
 
     # -- indexing ----------------------------------------------------------------------
-    def index_pending(self, *, tenant_id: str, embedder: Embedder, batch_size: int = 256) -> int:
+    def index_pending(
+        self,
+        *,
+        tenant_id: str,
+        embedder: Embedder,
+        batch_size: int = 256,
+        limit: int | None = None,
+    ) -> int:
         model = embedder.name
         marks = self._marks
         key = (tenant_id, model)
@@ -281,36 +314,58 @@ class SqliteSearch:
         )[0]["m"]
         mark = marks.get(key, 0)
         if top <= mark:
-            return 0  # nothing written since the last pass: one index seek per search
+            return 0  # nothing written since the last pass: one index seek
         done = 0
-        while True:
-            rows = self.conn.read(
-                "SELECT d.doc, d.kind, d.body FROM search_docs d WHERE d.tenant_id = ?"
-                " AND d.doc > ? AND NOT EXISTS (SELECT 1 FROM search_vectors v"
-                " WHERE v.doc = d.doc AND v.model = ?) ORDER BY d.doc LIMIT ?",
-                (tenant_id, mark, model, batch_size),
-            )
+        while limit is None or done < limit:
+            take = batch_size if limit is None else min(batch_size, limit - done)
+            rows = self.conn.read(_PENDING_DOCS_SQL, (tenant_id, mark, top, model, take))
             if not rows:
                 break
             vectors = embedder.encode([r["body"] for r in rows])
             with self.conn.write() as c:
-                # Only if the doc still exists with the text that was embedded: a concurrent
-                # delete or edit must not leave a vector behind.
+                # Only if the doc still exists, of this tenant, with the text that was
+                # embedded: a concurrent delete or edit must not leave a vector behind.
                 c.executemany(
                     "INSERT OR IGNORE INTO search_vectors (doc, tenant_id, kind, model, vector)"
                     " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM search_docs"
-                    " WHERE doc = ? AND body = ?)",
+                    " WHERE doc = ? AND tenant_id = ? AND body = ?)",
                     [
-                        (r["doc"], tenant_id, r["kind"], model, to_blob(v), r["doc"], r["body"])
+                        (r["doc"], tenant_id, r["kind"], model, to_blob(v), r["doc"], tenant_id,
+                         r["body"])
                         for r, v in zip(rows, vectors, strict=True)
                     ],
                 )
             done += len(rows)
             mark = int(rows[-1]["doc"])
+            if len(rows) < take:
+                mark = top  # drained up to top
+                break
+        else:
+            # Stopped at the limit: the next pass goes on after the last doc embedded.
+            marks[key] = mark
+            return done
         # Docs are written under SQLite's one write lock, so none committed later can have
         # an id at or below ``top``: the next pass starts after it.
         marks[key] = top
         return done
+
+    def pending(self, *, model: str) -> list[Pending]:
+        # Every doc at or below the low mark has a vector from the model (or had when the
+        # mark was set), so a pass reads only what is newer: cheap when the indexer keeps up.
+        low = self._pending_low.get(model, 0)
+        top = self.conn.read("SELECT COALESCE(max(doc), 0) AS m FROM search_docs")[0]["m"]
+        rows = self.conn.read(_PENDING_STATS_SQL, (low, top, model))
+        out = [
+            Pending(
+                tenant_id=r["tenant_id"],
+                kind=ItemKind(r["kind"]),
+                count=int(r["n"]),
+                oldest=from_db(r["oldest"]) if r["oldest"] else None,
+            )
+            for r in rows
+        ]
+        self._pending_low[model] = min((int(r["first"]) - 1 for r in rows), default=top)
+        return out
 
     # -- candidates --------------------------------------------------------------------
     def fulltext(

@@ -1,0 +1,20 @@
+// name: search.pending_stats
+// params: since, model
+// mode: read
+// Per tenant and kind: items recorded since $since without a vector from $model, and when
+// the first of them was recorded (search.pending_setup's indexes). The indexer's work list
+// and the index-lag figures; it lists tenants, it reads no item's content.
+MATCH ()-[r:FACT]->()
+WHERE r.recorded_at >= $since
+  AND (r.embedding_model IS NULL OR r.embedding_model <> $model)
+RETURN r.tenant_id AS tenant_id, 'fact' AS kind, count(*) AS n, min(r.recorded_at) AS oldest
+UNION ALL
+MATCH (e:Episode)
+WHERE e.recorded_at >= $since
+  AND (e.embedding_model IS NULL OR e.embedding_model <> $model)
+RETURN e.tenant_id AS tenant_id, 'episode' AS kind, count(*) AS n, min(e.recorded_at) AS oldest
+UNION ALL
+MATCH (e:Entity)
+WHERE e.created_at >= $since
+  AND (e.embedding_model IS NULL OR e.embedding_model <> $model)
+RETURN e.tenant_id AS tenant_id, 'entity' AS kind, count(*) AS n, min(e.created_at) AS oldest
