@@ -269,7 +269,10 @@ def test_expansion_follows_relations_valid_in_the_window(
     # The query names the customer; "frozen" is said of acct-1, reached over holds_account
     # (valid now). acct-2's holds_account ended in February: its status is not reached now,
     # though it was in January.
-    def reached(as_of: datetime | None) -> tuple[set[Any], list[Any]]:
+    # acct-2's status may still be a candidate of its own (by vector, with every fact
+    # embedded) and sit near the shared source episode; what must not happen is reaching
+    # acct-2 over its ended holds_account now.
+    def reached(as_of: datetime | None) -> tuple[set[Any], set[Any], list[Any]]:
         window = retriever.window(as_of=as_of)
         cands = retriever.candidates(
             tenant_id=tenant, query="cust-7", window=window, kinds=[ItemKind.FACT, ItemKind.ENTITY]
@@ -279,16 +282,22 @@ def test_expansion_follows_relations_valid_in_the_window(
         assert sub.seeds == {(ItemKind.ENTITY, "cust-7")}
         near = rank.distances(sub.graph, sub.seeds)
         values = {sub.facts[i].value for k, i in near if k == ItemKind.FACT}
+        held = {
+            f.object
+            for f in sub.facts.values()
+            if f.subject == "cust-7" and f.predicate == "holds_account"
+        }
         ranked = retriever.search(tenant_id=tenant, query="cust-7", scopes=[ItemKind.FACT],
                                   as_of=as_of)
-        return values, fact_values(ranked)
+        return values, held, fact_values(ranked)
 
-    now_values, now_ranked = reached(None)
+    now_values, now_held, now_ranked = reached(None)
     assert "frozen" in now_values
-    assert "overdrawn" not in now_values
+    assert now_held == {"acct-1"}
     assert now_ranked.index("frozen") < now_ranked.index("overdrawn")
-    then_values, _ = reached(d("2026-01-15T00:00:00Z"))
+    then_values, then_held, _ = reached(d("2026-01-15T00:00:00Z"))
     assert {"frozen", "overdrawn"} <= then_values
+    assert then_held == {"acct-1", "acct-2"}
 
 
 @pytest.mark.usefixtures("accounts")
