@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from graph import ledger
-from graph.errors import NotFoundError, TransientStoreError, invalid
+from graph.errors import NotFoundError, TransientStoreError, ValidationError, invalid
 from graph.model import (
     ConflictPolicy,
     DeleteResult,
@@ -30,7 +30,7 @@ from graph.model import (
     new_id,
 )
 from graph.port import LedgerTx, Store
-from graph.schema import PERMISSIVE, MemorySchema
+from graph.schema import PERMISSIVE, MemorySchema, reserved_type_errors
 from graph.timeutil import utcnow
 
 MAX_DEPTH = 4
@@ -82,6 +82,8 @@ class MemoryService:
         return self.store.get_schema(tenant_id=tenant_id) or PERMISSIVE
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
+        if errors := reserved_type_errors(schema):
+            raise ValidationError(errors)
         return self.store.put_schema(tenant_id=tenant_id, schema=schema)
 
     # -- episodes ----------------------------------------------------------------------

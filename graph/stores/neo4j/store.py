@@ -24,7 +24,16 @@ from typing import Any
 from neo4j import Transaction
 
 from graph.errors import ConflictError, invalid
-from graph.model import TYPE_RE, Direction, Entity, Episode, Fact, FactQuery, Neighborhood
+from graph.model import (
+    TYPE_RE,
+    Direction,
+    Entity,
+    Episode,
+    Fact,
+    FactQuery,
+    Neighborhood,
+    reserved_type_problem,
+)
 from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
 from graph.stores.neo4j import transfer
@@ -187,6 +196,8 @@ class Neo4jLedgerTx:
                 raise invalid(
                     f"entity type {e.entity_type!r} is not a type name", field="entity_type"
                 )
+            if (why := reserved_type_problem(e.entity_type)) is not None:
+                raise invalid(why, field="entity_type")  # never one of the store's labels
         rows = [
             {
                 "entity_id": e.entity_id,
