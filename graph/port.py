@@ -28,6 +28,10 @@ class LedgerTx(Protocol):
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         """Serialise writers on these timelines until the transaction ends."""
 
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        """:meth:`Store.put_episode` inside this transaction: the episode commits with
+        whatever else the transaction writes (its facts), or not at all."""
+
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         """``occurred_at`` of those of these episodes that exist."""
 

@@ -90,21 +90,45 @@ class MemoryService:
     def add_episode(
         self, *, tenant_id: str, body: EpisodeCreate, status: EpisodeStatus = EpisodeStatus.STORED
     ) -> tuple[Episode, bool]:
-        """Capture the raw episode first; extraction, if any, comes after."""
-        episode = Episode(
-            tenant_id=tenant_id,
-            episode_id=body.episode_id or new_id("ep"),
-            kind=body.kind,
-            source=body.source,
-            content=body.content,
-            content_hash="",
-            occurred_at=body.occurred_at,
-            session_id=body.session_id,
-            metadata=body.metadata,
-            recorded_at=utcnow(),
-            status=status,
-        )
-        return self.store.put_episode(episode=episode)
+        """Capture the raw episode first; extraction, if any, comes after. The facts the
+        body carries are not written here: see :meth:`capture`."""
+        return self.store.put_episode(episode=_new_episode(tenant_id, body, status))
+
+    def capture(
+        self,
+        *,
+        tenant_id: str,
+        body: EpisodeCreate,
+        status: EpisodeStatus = EpisodeStatus.STORED,
+        policy: ConflictPolicy = ConflictPolicy.REJECT,
+    ) -> tuple[Episode, bool, WriteResult]:
+        """Store an episode and the facts it carries in ONE transaction: both or neither,
+        whatever fails (a refused fact, a store error, a crash). Sent again (same id and
+        content), the episode is found and its facts are written again: the ledger makes
+        those already there unchanged, so a retry after a failure writes what was lost
+        instead of answering ``created: false`` without them."""
+        episode = _new_episode(tenant_id, body, status)
+        schema = self.schema(tenant_id=tenant_id) if body.facts else PERMISSIVE
+
+        def work(tx: LedgerTx) -> tuple[Episode, bool, WriteResult]:
+            stored, created = tx.put_episode(episode=episode)
+            if not body.facts:
+                return stored, created, WriteResult(facts=[], outcomes=[])
+            deltas = [
+                d.model_copy(
+                    update={
+                        "source_episode_id": d.source_episode_id or stored.episode_id,
+                        "valid_from": d.valid_from or stored.occurred_at,
+                    }
+                )
+                for d in body.facts
+            ]
+            result = ledger.write_facts(
+                tx, tenant_id=tenant_id, schema=schema, deltas=deltas, policy=policy
+            )
+            return stored, created, result
+
+        return self.in_transaction(work)
 
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode:
         ep = self.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
@@ -371,6 +395,22 @@ class MemoryService:
             known_at=known_at or now,
             limit=limit,
         )
+
+
+def _new_episode(tenant_id: str, body: EpisodeCreate, status: EpisodeStatus) -> Episode:
+    return Episode(
+        tenant_id=tenant_id,
+        episode_id=body.episode_id or new_id("ep"),
+        kind=body.kind,
+        source=body.source,
+        content=body.content,
+        content_hash="",
+        occurred_at=body.occurred_at,
+        session_id=body.session_id,
+        metadata=body.metadata,
+        recorded_at=utcnow(),
+        status=status,
+    )
 
 
 def _checked(limit: int) -> int:

@@ -38,16 +38,18 @@ def test_same_episode_twice_is_200_and_writes_nothing(client: TestClient, tenant
     body = episode("e1", facts=[{"subject": "mira", "predicate": "city", "value": "Lyon"}])
     first = client.post(f"{base}/episodes", json=body)
     assert first.status_code == 201
-    # Same content again, even with other inline facts: 200, the stored episode, no writes.
-    again = client.post(
-        f"{base}/episodes",
-        json={**body, "facts": [{"subject": "mira", "predicate": "city", "value": "Paris"}]},
-    )
+    # Same content and facts again: 200, the stored episode, no writes.
+    again = client.post(f"{base}/episodes", json=body)
     assert again.status_code == 200, again.text
     a = again.json()
     assert a["created"] is False
     assert a["recorded_at"] == first.json()["recorded_at"]
     assert [f["fact_id"] for f in a["facts"]] == [first.json()["facts"][0]["fact_id"]]
+    assert [f["value"] for f in _facts(client, tenant, subject="mira")] == ["Lyon"]
+    # Other facts in a redelivery are not dropped silently: this one clashes (409).
+    other = {**body, "facts": [{"subject": "mira", "predicate": "city", "value": "Paris"}]}
+    clash = problem(client.post(f"{base}/episodes", json=other), 409)
+    assert clash["conflicting_fact_id"] == first.json()["facts"][0]["fact_id"]
     assert [f["value"] for f in _facts(client, tenant, subject="mira")] == ["Lyon"]
 
 

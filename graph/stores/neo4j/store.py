@@ -23,7 +23,7 @@ from typing import Any
 
 from neo4j import Transaction
 
-from graph.errors import ConflictError, invalid
+from graph.errors import ConflictError, TransientStoreError, invalid
 from graph.model import (
     TYPE_RE,
     Direction,
@@ -172,6 +172,27 @@ class Neo4jLedgerTx:
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         if keys:
             self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        h = episode_hash(episode)
+        rows = self._run(
+            "episodes.get", tenant_id=episode.tenant_id, episode_id=episode.episode_id
+        )
+        if not rows:
+            try:
+                self._run("episodes.create", props=episode_props(episode, h))
+            except ConflictError as e:
+                # Created concurrently: the constraint broke this transaction; run it
+                # again (MemoryService.in_transaction), and it finds the stored episode.
+                raise TransientStoreError(f"episode created concurrently: {e}") from e
+            return episode.model_copy(update={"content_hash": h}), True
+        existing = episode_from_props(rows[0]["episode"])
+        if existing.content_hash != h:
+            raise ConflictError(
+                f"episode {episode.episode_id!r} already exists with other content",
+                episode_id=episode.episode_id,
+            )
+        return existing, False
 
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         if not episode_ids:

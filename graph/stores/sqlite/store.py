@@ -148,6 +148,9 @@ class SqliteLedgerTx:
         # BEGIN IMMEDIATE already holds the database's single write lock.
         return None
 
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        return _put_episode(self.c, episode)
+
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         ids = sorted(episode_ids)
         if not ids:
@@ -259,6 +262,31 @@ class SqliteLedgerTx:
         self.c.execute("DELETE FROM episodes WHERE tenant_id = ? AND episode_id = ?", p)
 
 
+def _put_episode(c: sqlite3.Connection, episode: Episode) -> tuple[Episode, bool]:
+    """Insert a new episode in the open transaction; the same one again: (stored, False)."""
+    h = episode_hash(episode)
+    r = c.execute(
+        "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
+        (episode.tenant_id, episode.episode_id),
+    ).fetchone()
+    if r is not None:
+        existing = episode_from_row(r)
+        if existing.content_hash != h:
+            raise ConflictError(
+                f"episode {episode.episode_id!r} already exists with other content",
+                episode_id=episode.episode_id,
+            )
+        return existing, False
+    c.execute(
+        "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
+        " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
+        " attempts, last_error, rejected_json, next_attempt_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        episode_values(episode, h),
+    )
+    return episode.model_copy(update={"content_hash": h}), True
+
+
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -345,28 +373,8 @@ class SqliteStore:
 
     # -- episodes ----------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
-        h = episode_hash(episode)
         with self.conn.write() as c:
-            r = c.execute(
-                "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
-                (episode.tenant_id, episode.episode_id),
-            ).fetchone()
-            if r is not None:
-                existing = episode_from_row(r)
-                if existing.content_hash != h:
-                    raise ConflictError(
-                        f"episode {episode.episode_id!r} already exists with other content",
-                        episode_id=episode.episode_id,
-                    )
-                return existing, False
-            c.execute(
-                "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
-                " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
-                " attempts, last_error, rejected_json, next_attempt_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                episode_values(episode, h),
-            )
-        return episode.model_copy(update={"content_hash": h}), True
+            return _put_episode(c, episode)
 
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode | None:
         rows = self.conn.read(
