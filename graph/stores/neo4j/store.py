@@ -94,6 +94,7 @@ TEMPLATES = {
     "ledger.lock_timelines",
     "ledger.mention",
     "ledger.retire_versions",
+    "ledger.system_time",
     "ledger.upsert_entities",
     "ledger.write_batch",
     "schema.setup",
@@ -172,6 +173,10 @@ class Neo4jLedgerTx:
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         if keys:
             self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        (row,) = self._run("ledger.system_time", tenant_id=tenant_id, wall=to_neo(wall))
+        return at_utc(row["at"])
 
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         h = episode_hash(episode)

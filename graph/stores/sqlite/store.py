@@ -50,7 +50,7 @@ from graph.stores.transfer import (
 )
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
-from graph.timeutil import from_db, to_db, utcnow
+from graph.timeutil import EPSILON, from_db, to_db, utcnow
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -108,6 +108,10 @@ CREATE INDEX IF NOT EXISTS facts_timeline_current
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
 CREATE INDEX IF NOT EXISTS facts_source ON facts (tenant_id, source_episode_id);
+-- The tenant's system clock (graph.port.LedgerTx.system_time): the last instant recorded.
+CREATE TABLE IF NOT EXISTS system_clock (
+  tenant_id TEXT PRIMARY KEY, last_recorded_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS schemas (
   tenant_id TEXT NOT NULL, version INTEGER NOT NULL, body_json TEXT NOT NULL,
   updated_at TEXT NOT NULL,
@@ -129,6 +133,7 @@ TENANT_TABLES = (
     "assertions",
     "facts",
     "schemas",
+    "system_clock",
     "extraction_candidates",
     "merge_candidates",
 )
@@ -150,6 +155,21 @@ class SqliteLedgerTx:
 
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         return _put_episode(self.c, episode)
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        # BEGIN IMMEDIATE holds the write lock: nobody reads or moves the clock meanwhile.
+        r = self.c.execute(
+            "SELECT last_recorded_at FROM system_clock WHERE tenant_id = ?", (tenant_id,)
+        ).fetchone()
+        at = wall
+        if r is not None and (last := from_db(r["last_recorded_at"])) >= wall:
+            at = last + EPSILON
+        self.c.execute(
+            "INSERT INTO system_clock (tenant_id, last_recorded_at) VALUES (?, ?)"
+            " ON CONFLICT (tenant_id) DO UPDATE SET last_recorded_at = excluded.last_recorded_at",
+            (tenant_id, to_db(at)),
+        )
+        return at
 
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         ids = sorted(episode_ids)
