@@ -129,8 +129,12 @@ def extract_episode(
     extractor: Extractor | None,
     episode: Episode,
     settings: ExtractionSettings,
+    *,
+    owner: str,
 ) -> ExtractionReport:
-    """Run steps 1-3 for one episode; raise :class:`ExtractionError` when it fails whole."""
+    """Run steps 1-3 for one episode, whose lease ``owner`` holds; raise
+    :class:`ExtractionError` when it fails whole. The facts are written only while the
+    lease is still ``owner``'s, checked in their transaction (LeaseLostError otherwise)."""
     tenant = episode.tenant_id
     schema = service.schema(tenant_id=tenant)
     chosen = choose_extractor(schema, episode, extractor)
@@ -158,7 +162,13 @@ def extract_episode(
     policy = apply_policy(
         queue, schema, tenant_id=tenant, episode_id=episode.episode_id, deltas=deltas, now=now
     )
-    facts, refused = write_each(service, schema, tenant_id=tenant, deltas=policy.write)
+    facts, refused = write_each(
+        service,
+        schema,
+        tenant_id=tenant,
+        deltas=policy.write,
+        lease=(episode.episode_id, owner),
+    )
     rejected += refused
     written = {f.subject for f in facts} | {f.object for f in facts if f.object is not None}
     merges = [m for m in merges if m.entity_id in written]  # only entities that now exist
@@ -210,7 +220,7 @@ def run_claimed(
     )
     with keeper:
         try:
-            report = extract_episode(service, queue, extractor, episode, settings)
+            report = extract_episode(service, queue, extractor, episode, settings, owner=owner)
         except ExtractionError as e:
             return _failed(queue, episode, owner, settings, e.reason, e.retryable and may_retry, e)
         except SgamError as e:  # the store failed under us: worth another attempt

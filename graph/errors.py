@@ -4,7 +4,8 @@ SgamError
 ├── ValidationError        bad input; ``errors`` lists each failing item, field, reason  (422)
 ├── NotFoundError          unknown or foreign resource                                  (404)
 ├── ConflictError          a write clashes with recorded state                          (409)
-│   └── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
+│   ├── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
+│   └── LeaseLostError     an extraction worker no longer holds its episode's lease
 ├── StoreUnavailableError  the store cannot be reached or is busy; retry later          (503)
 │   └── TransientStoreError  a deadlock or leader switch: the service retries the transaction
 ├── StoreFailedError       the store failed in a way a retry does not fix               (500)
@@ -100,6 +101,17 @@ class FactConflictError(ConflictError):
             conflicting_fact_id=conflicting_fact_id,
             conflicting_source_episode_id=conflicting_source_episode_id,
             source_episode_id=source_episode_id,
+        )
+
+
+class LeaseLostError(ConflictError):
+    """The worker's lease on the episode expired and another worker took it: its facts
+    are not written (the other worker's are)."""
+
+    def __init__(self, episode_id: str, owner: str) -> None:
+        super().__init__(
+            f"the lease on episode {episode_id!r} is no longer held by {owner!r}",
+            episode_id=episode_id,
         )
 
 

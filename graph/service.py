@@ -13,7 +13,13 @@ from datetime import datetime
 from typing import TypeVar
 
 from graph import ledger
-from graph.errors import NotFoundError, TransientStoreError, ValidationError, invalid
+from graph.errors import (
+    LeaseLostError,
+    NotFoundError,
+    TransientStoreError,
+    ValidationError,
+    invalid,
+)
 from graph.model import (
     ConflictPolicy,
     DeleteResult,
@@ -188,14 +194,23 @@ class MemoryService:
         deltas: Sequence[MemoryDelta],
         policy: ConflictPolicy = ConflictPolicy.REJECT,
         schema: MemorySchema | None = None,
+        lease: tuple[str, str] | None = None,
     ) -> WriteResult:
+        """Write a batch; with ``lease`` (episode id, owner), only while that extraction
+        worker still holds the episode's lease, checked inside the same transaction."""
         schema = schema or self.schema(tenant_id=tenant_id)
         checked_schema = schema
-        return self.in_transaction(
-            lambda tx: ledger.write_facts(
+
+        def work(tx: LedgerTx) -> WriteResult:
+            if lease is not None and not tx.holds_lease(
+                tenant_id=tenant_id, episode_id=lease[0], owner=lease[1]
+            ):
+                raise LeaseLostError(*lease)
+            return ledger.write_facts(
                 tx, tenant_id=tenant_id, schema=checked_schema, deltas=deltas, policy=policy
             )
-        )
+
+        return self.in_transaction(work)
 
     def retract(self, *, tenant_id: str, fact_id: str, valid_to: datetime | None = None) -> Fact:
         return self.in_transaction(

@@ -82,6 +82,7 @@ TEMPLATES = {
     "ledger.assertions",
     "ledger.current_fact",
     "ledger.current_versions",
+    "ledger.holds_lease",
     "ledger.delete_episode_data",
     "ledger.doomed_endpoints",
     "ledger.episode_timelines",
@@ -173,6 +174,12 @@ class Neo4jLedgerTx:
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         if keys:
             self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        rows = self._run(
+            "ledger.holds_lease", tenant_id=tenant_id, episode_id=episode_id, owner=owner
+        )
+        return bool(rows) and bool(rows[0]["held"])
 
     def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
         (row,) = self._run("ledger.system_time", tenant_id=tenant_id, wall=to_neo(wall))

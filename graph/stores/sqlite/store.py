@@ -156,6 +156,15 @@ class SqliteLedgerTx:
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         return _put_episode(self.c, episode)
 
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        # Under BEGIN IMMEDIATE: claims (also BEGIN IMMEDIATE) wait for this transaction.
+        r = self.c.execute(
+            "SELECT 1 FROM episodes WHERE tenant_id = ? AND episode_id = ?"
+            " AND status = 'processing' AND lease_owner = ?",
+            (tenant_id, episode_id, owner),
+        ).fetchone()
+        return r is not None
+
     def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
         # BEGIN IMMEDIATE holds the write lock: nobody reads or moves the clock meanwhile.
         r = self.c.execute(
