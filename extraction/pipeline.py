@@ -82,12 +82,7 @@ def choose_extractor(
     )
 
 
-def can_extract(
-    service: MemoryService, *, tenant_id: str, body: EpisodeCreate, extractor: Extractor | None
-) -> bool:
-    """Whether ``extract=sync|background`` can do anything for this episode body."""
-    if extractor is not None:
-        return True
+def _mapped(service: MemoryService, *, tenant_id: str, body: EpisodeCreate) -> bool:
     probe = Episode(
         tenant_id=tenant_id,
         episode_id="probe",
@@ -98,6 +93,22 @@ def can_extract(
         recorded_at=body.occurred_at,
     )
     return mapped_event(service.schema(tenant_id=tenant_id), probe)
+
+
+def can_extract(
+    service: MemoryService, *, tenant_id: str, body: EpisodeCreate, extractor: Extractor | None
+) -> bool:
+    """Whether ``extract=sync|background`` can do anything for this episode body."""
+    if extractor is not None:
+        return True
+    return _mapped(service, tenant_id=tenant_id, body=body)
+
+
+def needs_model(service: MemoryService, *, tenant_id: str, body: EpisodeCreate) -> bool:
+    """Whether extracting this episode needs a model (no event mapping of the tenant's
+    schema matches it): recorded on a queued episode, so that only workers with a model
+    claim it."""
+    return not _mapped(service, tenant_id=tenant_id, body=body)
 
 
 def choose_mode(

@@ -337,6 +337,9 @@ class Episode(BaseModel):
     attempts: int = 0
     last_error: str | None = None
     rejected: list[dict[str, Any]] = Field(default_factory=list)
+    # Queue-internal, never answered: whether extracting it needs a model (no event
+    # mapping matches it). None: not known (stored before it was recorded) — any worker.
+    needs_model: bool | None = Field(default=None, exclude=True)
 
     def text(self) -> str:
         if isinstance(self.content, str):

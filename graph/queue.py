@@ -104,11 +104,18 @@ class QueueStore(Protocol):
         lease_until: datetime,
         max_attempts: int,
         tenant_id: str | None = None,
+        with_model: bool = True,
     ) -> Episode | None:
         """Atomically take the next due episode (of one tenant, or of any): pending and due, or
         processing with an expired lease. Sets processing, the lease, and attempts + 1.
         An expired lease on an episode that already used ``max_attempts`` marks it failed
-        instead (a poison episode must not kill workers forever)."""
+        instead (a poison episode must not kill workers forever).
+
+        Fair across tenants: expired leases first (oldest first), then pending episodes
+        tenant by tenant in turn (round robin over the tenants with due work, from the one
+        after the tenant this queue object served last; the oldest due episode of each),
+        so one tenant's backlog does not hold up another's. ``with_model=False``: a worker
+        without a model takes only episodes that do not need one."""
 
     def claim_episode(
         self,

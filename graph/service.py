@@ -107,13 +107,16 @@ class MemoryService:
         body: EpisodeCreate,
         status: EpisodeStatus = EpisodeStatus.STORED,
         policy: ConflictPolicy = ConflictPolicy.REJECT,
+        needs_model: bool | None = None,
     ) -> tuple[Episode, bool, WriteResult]:
         """Store an episode and the facts it carries in ONE transaction: both or neither,
         whatever fails (a refused fact, a store error, a crash). Sent again (same id and
         content), the episode is found and its facts are written again: the ledger makes
         those already there unchanged, so a retry after a failure writes what was lost
         instead of answering ``created: false`` without them."""
-        episode = _new_episode(tenant_id, body, status)
+        episode = _new_episode(tenant_id, body, status).model_copy(
+            update={"needs_model": needs_model}  # which workers may claim it
+        )
         schema = self.schema(tenant_id=tenant_id) if body.facts else PERMISSIVE
 
         def work(tx: LedgerTx) -> tuple[Episode, bool, WriteResult]:

@@ -12,7 +12,7 @@ from api.cursors import next_cursor, resume
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
 from api.routes.common import BODY_PROBLEMS, CursorParam, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
-from extraction import choose_mode, on_episode_created
+from extraction import choose_mode, needs_model, on_episode_created
 from graph.errors import SgamError
 from graph.model import DeleteResult, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
 from graph.service import MAX_LIMIT, MemoryService
@@ -81,7 +81,14 @@ def create_episode(
     # Queued in the same write that captures it: nothing can be lost between the two.
     status = EpisodeStatus.PENDING if mode == ExtractMode.BACKGROUND else EpisodeStatus.STORED
     # The episode and the facts it carries commit together: a failure leaves neither.
-    episode, created, result = service.capture(tenant_id=tenant, body=body, status=status)
+    queued = mode == ExtractMode.BACKGROUND
+    episode, created, result = service.capture(
+        tenant_id=tenant,
+        body=body,
+        status=status,
+        # Which workers may claim it: only those with a model, unless a mapping does it.
+        needs_model=needs_model(service, tenant_id=tenant, body=body) if queued else None,
+    )
     metrics.record_writes(result.outcomes)
     if not created:  # redelivery: its facts were written again, unchanged where present
         response.status_code = 200

@@ -25,7 +25,7 @@ from api.client import SgamAPIError, SgamClient
 from api.errors import error_response, validation_items
 from api.problems import HTTP_PROBLEMS, problem_type
 from api.schemas import MAX_BATCH, FactsCreate
-from extraction import choose_mode
+from extraction import choose_mode, needs_model
 from graph.errors import SgamError
 from graph.model import (
     ConflictPolicy,
@@ -105,8 +105,13 @@ class ServiceSink:
             mode = choose_mode(self.service, tenant_id=t, body=body, extractor=None)
             status = EpisodeStatus.STORED if mode == ExtractMode.NONE else EpisodeStatus.PENDING
             # The episode and its facts in one transaction: a refused line leaves nothing.
+            queued = status == EpisodeStatus.PENDING
             _, created, result = self.service.capture(
-                tenant_id=t, body=body, status=status, policy=policy
+                tenant_id=t,
+                body=body,
+                status=status,
+                policy=policy,
+                needs_model=needs_model(self.service, tenant_id=t, body=body) if queued else None,
             )
         except SgamError as e:
             raise Refused(_from_error(e, f"/v1/tenants/{t}/episodes")) from e

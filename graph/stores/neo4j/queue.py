@@ -45,6 +45,8 @@ class Neo4jQueue:
     def __init__(self, conn: Neo4jConnection) -> None:
         self.conn = conn
         self._ready = False
+        # The tenant whose episode this queue handed out last (the round robin's place).
+        self.last_tenant = ""
 
     def init(self) -> None:
         """Create the queue's constraints and indexes (idempotent)."""
@@ -95,6 +97,7 @@ class Neo4jQueue:
         lease_until: datetime,
         max_attempts: int,
         tenant_id: str | None = None,
+        with_model: bool = True,
     ) -> Episode | None:
         self._q(
             "queue.abandon",
@@ -108,12 +111,17 @@ class Neo4jQueue:
                     "now": to_neo(now),
                     "owner": owner,
                     "lease_until": to_neo(lease_until),
+                    "after": self.last_tenant,
+                    "with_model": with_model,
                 },
             )
             if not rows:
                 return None  # nothing due
             if rows[0]["claimed"]:
-                return self._episode(rows)
+                episode = self._episode(rows)
+                if episode is not None:
+                    self.last_tenant = episode.tenant_id
+                return episode
         return None  # lost every race: the caller polls again soon
 
     def claim_episode(

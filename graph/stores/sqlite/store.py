@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS episodes (
   session_id TEXT, metadata_json TEXT NOT NULL DEFAULT '{}', recorded_at TEXT NOT NULL,
   status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
   rejected_json TEXT NOT NULL DEFAULT '[]',
-  lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT,
+  lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT, needs_model INTEGER,
   PRIMARY KEY (tenant_id, episode_id)
 );
 CREATE INDEX IF NOT EXISTS episodes_queue ON episodes (status, next_attempt_at);
@@ -309,9 +309,9 @@ def _put_episode(c: sqlite3.Connection, episode: Episode) -> tuple[Episode, bool
     c.execute(
         "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
         " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
-        " attempts, last_error, rejected_json, next_attempt_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        episode_values(episode, h),
+        " attempts, last_error, rejected_json, next_attempt_at, needs_model)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (*episode_values(episode, h), episode.needs_model),
     )
     return episode.model_copy(update={"content_hash": h}), True
 
@@ -393,6 +393,11 @@ class SqliteStore:
             + SEARCH_SQL
             + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
         )
+        # Columns added to a table that files of this layout version may lack (CREATE
+        # TABLE IF NOT EXISTS leaves an existing table as it is). Null: not known.
+        have = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
+        if "needs_model" not in have:
+            self.conn.executescript("ALTER TABLE episodes ADD COLUMN needs_model INTEGER;")
 
     def close(self) -> None:
         self.conn.close()
