@@ -152,10 +152,11 @@ def extract_episode(
     request = ExtractionRequest(episode=episode, schema=schema)
     catalog: list[Entity] = []
     if chosen.wants_context:  # model-named entities are resolved against the catalog
-        catalog = queue.entity_catalog(
-            tenant_id=tenant, entity_types=None, limit=settings.catalog_limit
+        catalog = whole_catalog(queue, tenant_id=tenant, page=settings.catalog_limit)
+        # The prompt shows what the newest page names; resolution sees every entity.
+        entities, facts = known_state(
+            service, queue, episode, settings, catalog[: settings.catalog_limit]
         )
-        entities, facts = known_state(service, queue, episode, settings, catalog)
         request = ExtractionRequest(
             episode=episode, schema=schema, known_entities=entities, known_facts=facts
         )
@@ -197,6 +198,20 @@ def extract_episode(
         pending=policy.pending,
         merge_candidates=merges,
     )
+
+
+def whole_catalog(queue: QueueStore, *, tenant_id: str, page: int) -> list[Entity]:
+    """Every entity of the tenant, newest first, read ``page`` at a time: names resolve
+    against all of them, not only the newest page (review M8). Linear in the tenant's
+    entities per model-extracted episode."""
+    out: list[Entity] = []
+    after: tuple[datetime, str] | None = None
+    while True:
+        rows = queue.entity_catalog(tenant_id=tenant_id, entity_types=None, limit=page, after=after)
+        out += rows
+        if len(rows) < page:
+            return out
+        after = (rows[-1].created_at, rows[-1].entity_id)
 
 
 def next_attempt(

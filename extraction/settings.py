@@ -33,7 +33,9 @@ class ExtractionSettings(BaseSettings):
     worker_backoff_max_seconds: float = Field(default=300.0, ge=0)
 
     merge_threshold: float = Field(default=0.88, gt=0, le=1)  # name similarity of duplicates
-    catalog_limit: int = Field(default=5000, ge=1)  # entities compared per resolution
+    # Entities read per page for resolution (every page is read) and shown to the model
+    # (the newest page only).
+    catalog_limit: int = Field(default=5000, ge=1)
     prompt_max_facts: int = Field(default=40, ge=0)  # known facts shown to the model
 
     @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")

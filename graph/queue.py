@@ -210,9 +210,16 @@ class QueueStore(Protocol):
 
     # -- entity lookup for resolution and prompts -------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
-        """Entities of the tenant (of these types), for name resolution."""
+        """A page of the tenant's entities (of these types), newest first (created_at
+        descending, then entity_id), for name resolution; ``after`` is the (created_at,
+        entity_id) of the last entity of the previous page."""
 
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool: ...
 

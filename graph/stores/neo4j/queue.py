@@ -323,7 +323,12 @@ class Neo4jQueue:
 
     # -- entity lookup -----------------------------------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
         rows = self._q(
             "queue.entity_catalog",
@@ -331,6 +336,8 @@ class Neo4jQueue:
                 "tenant_id": tenant_id,
                 "entity_types": None if entity_types is None else sorted(entity_types),
                 "limit": limit,
+                "after_at": None if after is None else to_neo(after[0]),
+                "after_id": None if after is None else after[1],
             },
         )
         return [entity_from_props(tenant_id, r["entity"]) for r in rows]

@@ -365,13 +365,21 @@ class SqliteQueue:
 
     # -- entity lookup -----------------------------------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
         sql = "SELECT * FROM entities WHERE tenant_id = ?"
         params: list[Any] = [tenant_id]
         if entity_types is not None:
             sql += " AND entity_type IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(sorted(entity_types)))
+        if after is not None:  # keyset: after (created_at descending, entity_id)
+            sql += " AND (created_at < ? OR (created_at = ? AND entity_id > ?))"
+            params += [to_db(after[0]), to_db(after[0]), after[1]]
         sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
         params.append(limit)
         # Read for every model-extracted episode: rows this store wrote are built without
