@@ -360,14 +360,20 @@ def on_episode_created(
 
 
 def retry_episode(service: MemoryService, *, tenant_id: str, episode_id: str) -> Episode:
-    """Queue an episode again (failed, stored or extracted); attempts start from zero."""
+    """Queue an episode again (failed, stored or extracted); attempts start from zero.
+    It is marked for the workers that can do it (a model, unless a mapping matches now)."""
     queue = service.store.queue
+    stored = service.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
+    needs = None
+    if stored is not None:
+        needs = not mapped_event(service.schema(tenant_id=tenant_id), stored)
     queued = queue.enqueue(
         tenant_id=tenant_id,
         episode_id=episode_id,
         at=utcnow(),
         from_statuses=RETRYABLE,
         reset_attempts=True,
+        needs_model=needs,
     )
     if queued is None:
         current = service.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)

@@ -92,9 +92,11 @@ class QueueStore(Protocol):
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         """Make the episode pending, due at ``at``, if its status is one of
-        ``from_statuses``; return it, or None when it is missing or in another state."""
+        ``from_statuses``; return it, or None when it is missing or in another state.
+        ``needs_model`` (when not None) records which workers may claim it."""
 
     def claim(
         self,

@@ -93,3 +93,19 @@ def test_workers_say_at_start_what_they_serve(
     err = capsys.readouterr().err
     assert "2 extraction worker(s) for tenant acme" in err
     assert "episodes that need a model are left to workers that have one" in err
+
+
+def test_a_retried_episode_is_marked_for_the_workers_that_can_do_it(
+    store: Store, service: MemoryService, tenant: str
+) -> None:
+    """An episode stored without extraction (needs_model unknown), retried by hand, is
+    not claimed by a worker without a model: no event mapping matches a plain message."""
+    from extraction import retry_episode
+
+    service.capture(
+        tenant_id=tenant,
+        body=EpisodeCreate(episode_id="m1", content="hello", occurred_at=T0),
+    )
+    retry_episode(service, tenant_id=tenant, episode_id="m1")
+    assert _claim(store, tenant, with_model=False) is None
+    assert _claim(store, tenant, with_model=True) == (tenant, "m1")

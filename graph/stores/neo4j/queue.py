@@ -76,6 +76,7 @@ class Neo4jQueue:
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         rows = self._q(
             "queue.enqueue",
@@ -85,6 +86,7 @@ class Neo4jQueue:
                 "at": to_neo(at),
                 "from_statuses": sorted(from_statuses),
                 "reset": reset_attempts,
+                "needs_model": needs_model,
             },
         )
         return self._episode(rows)

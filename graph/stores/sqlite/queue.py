@@ -96,6 +96,7 @@ class SqliteQueue:
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
         with self.conn.write() as c:
@@ -103,11 +104,20 @@ class SqliteQueue:
                 "UPDATE episodes SET status = 'pending', next_attempt_at = ?,"
                 " lease_owner = NULL, lease_until = NULL,"
                 " attempts = CASE WHEN ? THEN 0 ELSE attempts END,"
-                " last_error = CASE WHEN ? THEN NULL ELSE last_error END"
+                " last_error = CASE WHEN ? THEN NULL ELSE last_error END,"
+                " needs_model = coalesce(?, needs_model)"
                 " WHERE tenant_id = ? AND episode_id = ?"
                 " AND status IN (SELECT value FROM json_each(?))"
                 " RETURNING *",
-                (to_db(at), reset_attempts, reset_attempts, tenant_id, episode_id, statuses),
+                (
+                    to_db(at),
+                    reset_attempts,
+                    reset_attempts,
+                    needs_model,
+                    tenant_id,
+                    episode_id,
+                    statuses,
+                ),
             ).fetchone()
         return None if r is None else episode_from_row(r)
 
