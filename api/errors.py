@@ -179,7 +179,7 @@ async def on_sgam_error(request: Request, exc: Exception) -> ProblemResponse:
     if metrics is not None:
         if isinstance(exc, ConflictError):
             metrics.conflicts.labels(kind=type(exc).__name__).inc()
-        elif isinstance(exc, StoreUnavailableError):
+        elif isinstance(exc, StoreUnavailableError | StoreFailedError):
             metrics.store_errors.labels(kind=type(exc).__name__).inc()
     if isinstance(exc, StoreUnavailableError):
         log.warning("store unavailable on %s %s: %s", request.method, request.url.path, exc)

@@ -508,6 +508,8 @@ def test_a_permanent_sqlite_failure_is_500_without_retry_after(
         w = client.post(f"{_base(tenant)}/facts", json={"facts": [fact("a", "b", value=1)]})
         problem(w, 500)
         assert "retry-after" not in w.headers
+        metrics = client.get("/metrics").text
+        assert 'sgam_store_errors_total{kind="StoreFailedError"} 2.0' in metrics
     logged = [m for m in caplog.messages if "store failed on GET" in m]
     assert logged
     assert f"/v1/tenants/{tenant}/facts" in logged[0]
