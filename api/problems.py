@@ -16,6 +16,7 @@ from graph.errors import (
     FactConflictError,
     NotFoundError,
     SgamError,
+    StoreFailedError,
     StoreUnavailableError,
     ValidationError,
 )
@@ -42,6 +43,7 @@ PROBLEMS: dict[type[SgamError], tuple[int, str, str]] = {
     ConflictError: (409, "conflict", "Conflict"),
     PayloadTooLargeError: (413, "payload-too-large", "Payload too large"),
     StoreUnavailableError: (503, "store-unavailable", "Store unavailable"),
+    StoreFailedError: (500, "store-failed", "Store failed"),
 }
 
 # Problems raised by the HTTP layer itself rather than by an error class.

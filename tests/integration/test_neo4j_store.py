@@ -33,6 +33,7 @@ CONSTRAINTS = {
     "timeline_key": ("NODE", ["Timeline"], ["tenant_id", "key"]),
     "value_key": ("NODE", ["Value"], ["tenant_id", "value_key"]),
     "schema_version": ("NODE", ["Schema"], ["tenant_id", "version"]),
+    "system_clock": ("NODE", ["SystemClock"], ["tenant_id"]),
     "fact_version_id": ("RELATIONSHIP", ["FACT"], ["version_id"]),
     "fact_one_open": ("RELATIONSHIP", ["FACT"], ["open_key"]),
 }
@@ -336,8 +337,9 @@ def test_purge_removes_one_tenant_only(
 
         assert count(ntenant) == (0, 0)
         nodes, rels = count(other)
-        # 2 entities, 1 value, 1 episode, 2 assertions, 2 timelines; 2 facts, 2 mentions.
-        assert (nodes, rels) == (8, 4)
+        # 2 entities, 1 value, 1 episode, 2 assertions, 2 timelines, the tenant's system
+        # clock; 2 facts, 2 mentions.
+        assert (nodes, rels) == (9, 4)
         assert [f.object or f.value for f in nsvc.facts(tenant_id=other, subject="c1")] == [
             "a1",
             "gold",

@@ -23,8 +23,17 @@ from typing import Any
 
 from neo4j import Transaction
 
-from graph.errors import ConflictError, invalid
-from graph.model import TYPE_RE, Direction, Entity, Episode, Fact, FactQuery, Neighborhood
+from graph.errors import ConflictError, TransientStoreError, invalid
+from graph.model import (
+    TYPE_RE,
+    Direction,
+    Entity,
+    Episode,
+    Fact,
+    FactQuery,
+    Neighborhood,
+    reserved_type_problem,
+)
 from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
 from graph.stores.neo4j import transfer
@@ -73,6 +82,7 @@ TEMPLATES = {
     "ledger.assertions",
     "ledger.current_fact",
     "ledger.current_versions",
+    "ledger.holds_lease",
     "ledger.delete_episode_data",
     "ledger.doomed_endpoints",
     "ledger.episode_timelines",
@@ -85,6 +95,7 @@ TEMPLATES = {
     "ledger.lock_timelines",
     "ledger.mention",
     "ledger.retire_versions",
+    "ledger.system_time",
     "ledger.upsert_entities",
     "ledger.write_batch",
     "schema.setup",
@@ -164,6 +175,37 @@ class Neo4jLedgerTx:
         if keys:
             self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
 
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        rows = self._run(
+            "ledger.holds_lease", tenant_id=tenant_id, episode_id=episode_id, owner=owner
+        )
+        return bool(rows) and bool(rows[0]["held"])
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        (row,) = self._run("ledger.system_time", tenant_id=tenant_id, wall=to_neo(wall))
+        return at_utc(row["at"])
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        h = episode_hash(episode)
+        rows = self._run(
+            "episodes.get", tenant_id=episode.tenant_id, episode_id=episode.episode_id
+        )
+        if not rows:
+            try:
+                self._run("episodes.create", props=episode_props(episode, h))
+            except ConflictError as e:
+                # Created concurrently: the constraint broke this transaction; run it
+                # again (MemoryService.in_transaction), and it finds the stored episode.
+                raise TransientStoreError(f"episode created concurrently: {e}") from e
+            return episode.model_copy(update={"content_hash": h}), True
+        existing = episode_from_props(rows[0]["episode"])
+        if existing.content_hash != h:
+            raise ConflictError(
+                f"episode {episode.episode_id!r} already exists with other content",
+                episode_id=episode.episode_id,
+            )
+        return existing, False
+
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         if not episode_ids:
             return {}
@@ -187,6 +229,8 @@ class Neo4jLedgerTx:
                 raise invalid(
                     f"entity type {e.entity_type!r} is not a type name", field="entity_type"
                 )
+            if (why := reserved_type_problem(e.entity_type)) is not None:
+                raise invalid(why, field="entity_type")  # never one of the store's labels
         rows = [
             {
                 "entity_id": e.entity_id,
