@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j import Transaction
 
@@ -49,6 +49,9 @@ from graph.stores.transfer import Record, RecordType, restore_records
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import utcnow
+
+if TYPE_CHECKING:
+    from graph.stores.neo4j.erasure import Neo4jEraseTx
 
 DEFAULT_EMBEDDING_DIM = 384
 NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
@@ -348,7 +351,9 @@ class Neo4jStore:
     # -- lifecycle -------------------------------------------------------------------------
     def init(self) -> None:
         """Load and check every template, then create constraints and indexes (idempotent)."""
-        self.conn.load_templates(TEMPLATES)
+        from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
+
+        self.conn.load_templates(TEMPLATES | ERASE_TEMPLATES)
         self._run("schema.setup", {"embedding_dim": self._embedding_dim})
 
     def close(self) -> None:
@@ -364,6 +369,16 @@ class Neo4jStore:
             ledger_tx = Neo4jLedgerTx(self.conn, tx)
             yield ledger_tx
             ledger_tx.flush()  # the buffered mutations, before the commit
+
+    @contextmanager
+    def erase_transaction(self) -> Iterator[Neo4jEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        from graph.stores.neo4j.erasure import Neo4jEraseTx  # it builds on this module
+
+        with self.conn.transaction() as tx:
+            erase_tx = Neo4jEraseTx(self.conn, tx)
+            yield erase_tx
+            erase_tx.flush()
 
     # -- episodes --------------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graph.errors import ConflictError, StoreUnavailableError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
@@ -51,6 +51,9 @@ from graph.stores.transfer import (
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
+
+if TYPE_CHECKING:
+    from graph.stores.sqlite.erasure import SqliteEraseTx
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -131,6 +134,10 @@ TENANT_TABLES = (
     "schemas",
     "extraction_candidates",
     "merge_candidates",
+    # Emptied by triggers as the rows above go; named so a purge leaves nothing behind
+    # whatever the triggers become (its vectors go with each doc, by trigger).
+    "search_docs",
+    "search_vectors",
 )
 
 
@@ -314,6 +321,17 @@ class SqliteStore:
         with self.conn.write() as conn:
             try:
                 yield SqliteLedgerTx(conn)
+            except sqlite3.IntegrityError as e:
+                raise ConflictError(f"constraint violated: {e}") from e
+
+    @contextmanager
+    def erase_transaction(self) -> Iterator[SqliteEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        from graph.stores.sqlite.erasure import SqliteEraseTx  # it builds on this module
+
+        with self.conn.write() as conn:
+            try:
+                yield SqliteEraseTx(conn)
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
 
