@@ -57,10 +57,13 @@ class PurgeResult(BaseModel):
 
 
 def _same(a: Sequence[Interval], b: Sequence[Interval]) -> bool:
-    def key(i: Interval) -> tuple[str, str]:
-        return (i.fact_id, i.valid_from.isoformat())
+    """The same intervals, whatever they record as superseded: a fact that superseded a
+    purged one still holds exactly what it held."""
 
-    return sorted(a, key=key) == sorted(b, key=key)
+    def key(i: Interval) -> tuple[str, datetime, datetime | None, object, tuple[str, ...]]:
+        return (i.fact_id, i.valid_from, i.valid_to, i.claim, i.sources)
+
+    return sorted(map(key, a), key=str) == sorted(map(key, b), key=str)
 
 
 def _purgeable(
