@@ -280,13 +280,14 @@ class Purger:
         return self
 
     def _run(self) -> None:
-        while not self._stop.is_set():
+        # The first pass comes one interval after start: a server starting (or a test
+        # building an app) does not scan every tenant at once.
+        while not self._stop.wait(self._interval):
             try:
                 purge(self._store, schema_of=self._schema_of, now=self._clock())
             except Exception as e:  # a failed pass is tried again next interval
                 self._on_error(e)
             self.passes += 1
-            self._stop.wait(self._interval)
 
     def stop(self) -> None:
         self._stop.set()

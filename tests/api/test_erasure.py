@@ -9,6 +9,7 @@ Each check is first made to succeed before the forget, so none can pass vacuousl
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -434,3 +435,41 @@ def test_deleting_a_tenant_erases_it_on_the_store_and_leaves_others(
     assert export(store, ledger, tenant_id=tenant, kind=ExportKind.LEDGER) == 0
     r = api.get(f"/v1/tenants/{tenant}/schema")
     assert r.json()["version"] == 0  # back to the permissive default
+
+
+def test_the_server_purges_by_retention_on_its_own(make_app: AppFactory, tenant: str) -> None:
+    """SGAM_PURGE_INTERVAL_SECONDS: the server's purger applies a P30D retention to a
+    fact that ended years ago (the wall clock), and keeps the open one."""
+    with TestClient(make_app(purge_interval_seconds=1)) as c:
+        base = f"/v1/tenants/{tenant}"
+        schema = {"predicates": [{"name": "note", "value_type": "string", "retention": "P30D"}]}
+        assert c.put(f"{base}/schema", json=schema).status_code == 200
+        post(c, f"{base}/episodes", episode("e1", "2020-01-01T00:00:00Z"))
+        post(
+            c,
+            f"{base}/facts",
+            {
+                "facts": [
+                    fact(
+                        "mira",
+                        "note",
+                        value="old",
+                        valid_from="2020-01-01T00:00:00Z",
+                        valid_to="2020-02-01T00:00:00Z",
+                    ),
+                    fact("ann", "note", value="open", valid_from="2020-01-01T00:00:00Z"),
+                ]
+            },
+        )
+
+        def notes() -> list[str]:
+            r = c.get(
+                f"{base}/facts", params={"predicate": "note", "as_of": "2020-01-15T00:00:00Z"}
+            )
+            return sorted(f["value"] for f in r.json()["facts"])
+
+        assert notes() == ["old", "open"]
+        deadline = time.monotonic() + 60
+        while notes() != ["open"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert notes() == ["open"]
