@@ -30,6 +30,7 @@ from api.settings import Settings
 from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
 from graph.embeddings import default_embedder
+from graph.erasure import ErasableStore
 from graph.port import Store
 from graph.retention import Purger
 from graph.retrieval import SearchableStore
@@ -246,7 +247,9 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
                 interval=settings.purge_interval_seconds,
                 on_error=lambda e: log.warning("retention pass failed: %s", e),
             ).start()
-            if settings.workers and settings.purge_interval_seconds
+            if settings.workers
+            and settings.purge_interval_seconds
+            and isinstance(the_store, ErasableStore)
             else None
         )
         try:

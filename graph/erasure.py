@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, TypeVar, cast
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel
 
 from graph import ledger
-from graph.errors import NotFoundError, TransientStoreError
+from graph.errors import NotFoundError, TransientStoreError, invalid
 from graph.model import MemoryDelta
 from graph.port import LedgerTx
 from graph.temporal import Assertion, diff, fold
@@ -120,7 +120,10 @@ class EraseTx(LedgerTx, EraseOps, Protocol):
     """A store transaction with both sets of primitives."""
 
 
+@runtime_checkable
 class ErasableStore(Protocol):
+    """A store that can erase (both stores can): :class:`graph.port.Store` plus this."""
+
     def erase_transaction(self) -> AbstractContextManager[EraseTx]:
         """A write transaction with the erasure and retention primitives."""
 
@@ -141,6 +144,13 @@ def in_erase_transaction(store: ErasableStore, work: Callable[[EraseTx], T]) -> 
                 raise
             time.sleep(0.02 * 2**attempt)
     raise AssertionError("unreachable")
+
+
+def erasable(store: object) -> ErasableStore:
+    """The store, as one that can erase; a store that cannot is refused by name."""
+    if not isinstance(store, ErasableStore):
+        raise invalid(f"the store {getattr(store, 'url', store)!r} cannot erase", field="store")
+    return store
 
 
 def forget(store: ErasableStore, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
@@ -294,6 +304,7 @@ __all__ = [
     "HeldCandidate",
     "HeldMerge",
     "Inventory",
+    "erasable",
     "forget",
     "forget_entity",
     "in_erase_transaction",

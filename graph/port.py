@@ -14,15 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.queue import QueueStore
 from graph.schema import MemorySchema
 from graph.temporal import Assertion
-
-if TYPE_CHECKING:
-    from graph.erasure import EraseTx
 
 
 class LedgerTx(Protocol):
@@ -81,10 +78,6 @@ class Store(Protocol):
         """Raise :class:`~graph.errors.StoreUnavailableError` when the store cannot answer."""
 
     def transaction(self) -> AbstractContextManager[LedgerTx]: ...
-
-    def erase_transaction(self) -> AbstractContextManager[EraseTx]:
-        """A write transaction that also has the erasure and retention primitives
-        (:mod:`graph.erasure`, :mod:`graph.retention`)."""
 
     # Episodes
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:

@@ -117,6 +117,7 @@ def purge(
     """Run the retention pass now: delete fact versions and episodes older than the
     schema's retentions allow (as the server's purger does periodically). One JSON line
     per tenant on stdout."""
+    from graph.erasure import erasable
     from graph.retention import purge as purge_pass
     from graph.stores import DEFAULT_STORE_URL, open_store
 
@@ -130,7 +131,7 @@ def purge(
             the_store = open_store(url)
             try:
                 results = purge_pass(
-                    the_store,
+                    erasable(the_store),
                     schema_of=lambda t: the_store.get_schema(tenant_id=t),
                     now=datetime.now(UTC),
                     tenant_id=tenant,

@@ -16,7 +16,7 @@ from api.auth import PRINCIPAL_SCOPE_KEY, Principal
 from api.deps import StoreDep, TenantDep
 from api.problems import ForbiddenError
 from api.routes.common import TENANT_PROBLEMS, problems
-from graph.erasure import ForgetResult, forget
+from graph.erasure import ForgetResult, erasable, forget
 from graph.port import Store
 
 router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["erasure"], responses=TENANT_PROBLEMS)
@@ -37,7 +37,10 @@ def forget_entity(
     tenant: str, entity_id: str, store: Store, body: ForgetRequest | None = None
 ) -> ForgetResult:
     return forget(
-        store, tenant_id=tenant, entity_id=entity_id, dry_run=body.dry_run if body else False
+        erasable(store),
+        tenant_id=tenant,
+        entity_id=entity_id,
+        dry_run=body.dry_run if body else False,
     )
 
 

@@ -1,19 +1,20 @@
 """Erasure and retention primitives over one Neo4j write transaction.
 
-:class:`Neo4jEraseTx` is the store's ledger transaction plus what :mod:`graph.erasure`
-and :mod:`graph.retention` need, every query a template (``cypher/erase_*``,
-``cypher/retention_*``). Embeddings and fulltext entries live on the nodes and
-relationships themselves, so deleting those erases them from search too.
+:class:`Neo4jEraseOps` is what :mod:`graph.erasure` and :mod:`graph.retention` need
+beyond the store's ledger transaction (the store mixes the two), every query a
+template (``cypher/erase_*``, ``cypher/retention_*``). Embeddings and fulltext entries
+live on the nodes and relationships themselves, so deleting those erases them from
+search too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from graph.erasure import HeldCandidate, HeldMerge, Inventory
-from graph.stores.neo4j.codec import to_neo
-from graph.stores.neo4j.store import Neo4jLedgerTx
+from graph.stores.neo4j.codec import Row, to_neo
 
 TEMPLATES = {
     "erase.candidates",
@@ -32,7 +33,23 @@ TEMPLATES = {
 }
 
 
-class Neo4jEraseTx(Neo4jLedgerTx):
+class Neo4jEraseOps:
+    """Mixed into the store's erase transaction (``Neo4jEraseTx`` in :mod:`.store`),
+    beside the ledger primitives, whose ``_run`` and ``_lock_nodes`` it uses."""
+
+    def _run(self, name: str, **params: Any) -> list[Row]:
+        raise NotImplementedError  # the ledger transaction's
+
+    def _lock_nodes(
+        self,
+        *,
+        tenant_id: str,
+        entity_ids: Iterable[str] = (),
+        values: Sequence[Row] = (),
+        episode_ids: Iterable[str] = (),
+    ) -> None:
+        raise NotImplementedError  # the ledger transaction's
+
     # -- erasure -----------------------------------------------------------------------
     def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]:
         rows = self._run("erase.mentioning_episodes", tenant_id=tenant_id, entity_id=entity_id)
@@ -125,4 +142,4 @@ class Neo4jEraseTx(Neo4jLedgerTx):
         return [r["tenant_id"] for r in self._run("retention.tenants")]
 
 
-__all__ = ["TEMPLATES", "Neo4jEraseTx"]
+__all__ = ["TEMPLATES", "Neo4jEraseOps"]

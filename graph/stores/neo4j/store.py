@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from neo4j import Transaction
 
@@ -43,15 +43,14 @@ from graph.stores.neo4j.codec import (
     value_key,
 )
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
+from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
+from graph.stores.neo4j.erasure import Neo4jEraseOps
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.transfer import Record, RecordType, restore_records
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import utcnow
-
-if TYPE_CHECKING:
-    from graph.stores.neo4j.erasure import Neo4jEraseTx
 
 DEFAULT_EMBEDDING_DIM = 384
 NO_LIMIT = 2**62  # LIMIT takes no null: "no limit" is a number no read reaches
@@ -315,6 +314,10 @@ class Neo4jLedgerTx:
         self._run("ledger.delete_episode_data", tenant_id=tenant_id, episode_id=episode_id)
 
 
+class Neo4jEraseTx(Neo4jLedgerTx, Neo4jEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 # -- the store ----------------------------------------------------------------------------
 class Neo4jStore:
     """The storage port over one Neo4j database; ``search`` and ``queue`` share its
@@ -351,8 +354,6 @@ class Neo4jStore:
     # -- lifecycle -------------------------------------------------------------------------
     def init(self) -> None:
         """Load and check every template, then create constraints and indexes (idempotent)."""
-        from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
-
         self.conn.load_templates(TEMPLATES | ERASE_TEMPLATES)
         self._run("schema.setup", {"embedding_dim": self._embedding_dim})
 
@@ -373,8 +374,6 @@ class Neo4jStore:
     @contextmanager
     def erase_transaction(self) -> Iterator[Neo4jEraseTx]:
         """A write transaction with erasure and retention primitives (graph.erasure)."""
-        from graph.stores.neo4j.erasure import Neo4jEraseTx  # it builds on this module
-
         with self.conn.transaction() as tx:
             erase_tx = Neo4jEraseTx(self.conn, tx)
             yield erase_tx

@@ -1,22 +1,33 @@
 """Erasure and retention primitives over one SQLite write transaction.
 
-:class:`SqliteEraseTx` is the store's ledger transaction plus what :mod:`graph.erasure`
-and :mod:`graph.retention` need. Deleting rows is enough for search: the triggers of
+:class:`SqliteEraseOps` is what :mod:`graph.erasure` and :mod:`graph.retention` need
+beyond the store's ledger transaction; the store mixes the two into its erase
+transaction. Deleting rows is enough for search: the triggers of
 :mod:`.search` drop an item's document (and with it its vectors) when its last row goes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from graph.erasure import HeldCandidate, HeldMerge, Inventory
 from graph.stores.sqlite.codec import in_list
-from graph.stores.sqlite.store import SqliteLedgerTx, _chunks
 from graph.timeutil import to_db
 
 
-class SqliteEraseTx(SqliteLedgerTx):
+def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class SqliteEraseOps:
+    """Mixed into the store's erase transaction (``SqliteEraseTx`` in :mod:`.store`),
+    beside the ledger primitives, over the same connection ``c``."""
+
+    c: sqlite3.Connection
+
     # -- erasure -----------------------------------------------------------------------
     def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]:
         rows = self.c.execute(
@@ -157,4 +168,4 @@ class SqliteEraseTx(SqliteLedgerTx):
         return [r[0] for r in rows]
 
 
-__all__ = ["SqliteEraseTx"]
+__all__ = ["SqliteEraseOps"]

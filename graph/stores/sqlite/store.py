@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graph.errors import ConflictError, StoreUnavailableError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
@@ -34,6 +34,7 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.erasure import SqliteEraseOps
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
 from graph.stores.transfer import (
@@ -51,9 +52,6 @@ from graph.stores.transfer import (
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db, utcnow
-
-if TYPE_CHECKING:
-    from graph.stores.sqlite.erasure import SqliteEraseTx
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -266,6 +264,10 @@ class SqliteLedgerTx:
         self.c.execute("DELETE FROM episodes WHERE tenant_id = ? AND episode_id = ?", p)
 
 
+class SqliteEraseTx(SqliteLedgerTx, SqliteEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -327,8 +329,6 @@ class SqliteStore:
     @contextmanager
     def erase_transaction(self) -> Iterator[SqliteEraseTx]:
         """A write transaction with erasure and retention primitives (graph.erasure)."""
-        from graph.stores.sqlite.erasure import SqliteEraseTx  # it builds on this module
-
         with self.conn.write() as conn:
             try:
                 yield SqliteEraseTx(conn)
