@@ -9,6 +9,8 @@ Each check is first made to succeed before the forget, so none can pass vacuousl
 from __future__ import annotations
 
 import io
+import json
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -26,6 +28,7 @@ from graph.queue import CandidateStatus, HoldReason, MergeCandidate, MergeStatus
 from graph.retrieval.port import ItemKind, Window
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, fact, problem
+from tests.conftest import ROOT
 
 MIRA = "mira-7f3a"  # an id no other test data contains
 EMAIL = "mira.q.secret@example.org"
@@ -473,3 +476,34 @@ def test_the_server_purges_by_retention_on_its_own(make_app: AppFactory, tenant:
         while notes() != ["open"] and time.monotonic() < deadline:
             time.sleep(0.2)
         assert notes() == ["open"]
+
+
+def test_retention_in_the_schema_is_checked(api: TestClient, tenant: str) -> None:
+    base = f"/v1/tenants/{tenant}"
+    example = json.loads(
+        re.search(
+            r"<!-- example: retention -->\s*```json\n(.*?)```",
+            (ROOT / "docs" / "schema.md").read_text(encoding="utf-8"),
+            re.DOTALL,
+        ).group(1)  # type: ignore[union-attr]
+    )
+    r = api.put(f"{base}/schema", json=example)
+    assert r.status_code == 200, r.text
+    assert r.json()["episode_retention"] == "P2Y"
+    assert [p["retention"] for p in r.json()["predicates"]] == ["P30D", "keep"]
+    for bad, field in (
+        ({"predicates": [{"name": "n", "value_type": "string", "retention": "P30X"}]}, "retention"),
+        ({"predicates": [{"name": "n", "value_type": "string", "retention": "P0D"}]}, "retention"),
+        (
+            {"predicates": [{"name": "n", "value_type": "string", "retention": "P1234567D"}]},
+            "retention",
+        ),
+        ({"episode_retention": "PT"}, "episode_retention"),
+        ({"episode_retention": "P" + "1" * 70}, "episode_retention"),
+    ):
+        body = problem(api.put(f"{base}/schema", json=bad), 422)
+        assert any(field in str(e.get("field", "")) for e in body["errors"]), body
+    # Labels of one's own stay accepted (kept like keep).
+    ok = {"predicates": [{"name": "n", "value_type": "string", "retention": "seven_years"}]}
+    assert api.put(f"{base}/schema", json=ok).status_code == 200
+    assert api.get(f"{base}/schema").json()["predicates"][0]["retention"] == "seven_years"
