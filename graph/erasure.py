@@ -222,8 +222,11 @@ def forget_entity(tx: EraseTx, *, tenant_id: str, entity_id: str, dry_run: bool)
 
     # What is left about the entity after its episodes went (data written without
     # mentions, retractions): dropped from the ledger, shared timelines repaired.
-    timelines = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id) | {
-        k: set() for k in timelines
+    # The fact ids seen before the episodes went still name its facts (retractions of
+    # them may remain on shared timelines).
+    remaining = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
+    timelines = {
+        k: timelines.get(k, set()) | remaining.get(k, set()) for k in {*timelines, *remaining}
     }
     left = sorted(timelines)
     fact_ids = set().union(*timelines.values()) if timelines else set()

@@ -179,6 +179,15 @@ def seed(c: TestClient, tenant: str) -> dict[str, str]:
             ]
         },
     )
+    # Her ownership is retracted (a ledger entry of the shared timeline, of no episode).
+    owned = c.get(
+        f"{base}/facts",
+        params={"subject": "acct-1", "predicate": "owner", "as_of": "2026-03-02T00:00:00Z"},
+    ).json()["facts"]
+    r = c.post(
+        f"{base}/facts/{owned[0]['fact_id']}/retract", json={"valid_to": "2026-03-20T00:00:00Z"}
+    )
+    assert r.status_code == 200, r.text
     post(c, f"{base}/episodes", episode("e-zed", "2026-04-01T00:00:00Z", content="zed owns it"))
     post(
         c,
@@ -195,7 +204,7 @@ def seed(c: TestClient, tenant: str) -> dict[str, str]:
             ]
         },
     )
-    return {"status_id": status_id}
+    return {"status_id": status_id, "owned_id": owned[0]["fact_id"]}
 
 
 def hold_candidates(store: Store, tenant: str) -> None:
@@ -311,7 +320,7 @@ def test_forget_erases_the_entity_from_every_path(
     known_before = datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
     seen = everything(api, store, tenant, known_before)
-    for needle in (MIRA, EMAIL, OTHER_VALUE, ids["status_id"], "e-mira"):
+    for needle in (MIRA, EMAIL, OTHER_VALUE, ids["status_id"], ids["owned_id"], "e-mira"):
         assert needle in seen, needle  # every probe can see it before
     assert {MIRA, "e-mira", ids["status_id"]} <= vector_hits(store, tenant, embedder)
     other_before = ledger_of(store, other_tenant)
@@ -332,11 +341,14 @@ def test_forget_erases_the_entity_from_every_path(
     assert done["candidates"] == 2
     assert done["facts"] >= 5
     assert done["versions"] >= done["facts"]
-    assert done["assertions"] >= 6  # 3 asserts + corroboration + retraction + ownership
+    # 3 asserts + corroboration + retraction + ownership + its retraction + basic tier
+    assert done["assertions"] >= 8
 
     after = everything(api, store, tenant, known_before)
     for needle in (MIRA, EMAIL, OTHER_VALUE, ids["status_id"], "e-mira", "e-again", "e-acct"):
         assert needle not in after, needle
+    # Not even the retraction of her ownership, on the timeline she shared with zed.
+    assert ids["owned_id"] not in after
     assert vector_hits(store, tenant, embedder) & {MIRA, "e-mira", ids["status_id"]} == set()
     problem(api.get(f"{base}/entities/{MIRA}"), 404)
     problem(api.get(f"{base}/episodes/e-mira"), 404)
