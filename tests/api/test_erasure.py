@@ -8,6 +8,7 @@ Each check is first made to succeed before the forget, so none can pass vacuousl
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -19,6 +20,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.client import AsyncSgamClient, SgamClient, SgamNotFound, SyncClient
+from api.local import LocalClient
+from api.server import running
+from api.settings import Settings
 from api.transfer import ExportKind
 from api.transfer.exporter import export
 from graph.embeddings import SentenceEmbedder, default_embedder
@@ -519,3 +524,39 @@ def test_retention_in_the_schema_is_checked(api: TestClient, tenant: str) -> Non
     ok = {"predicates": [{"name": "n", "value_type": "string", "retention": "seven_years"}]}
     assert api.put(f"{base}/schema", json=ok).status_code == 200
     assert api.get(f"{base}/schema").json()["predicates"][0]["retention"] == "seven_years"
+
+
+def test_the_clients_forget_and_erase(store: Store, tenant: str, other_tenant: str) -> None:
+    """Both operations on the blocking client over HTTP, the async one, and in-process."""
+    source = {"source_episode_id": "e1"}
+    ep = {"episode_id": "e1", "content": "x", "occurred_at": "2026-06-01T09:00:00Z"}
+
+    def seed_with(client: SyncClient, t: str) -> None:
+        client.create_episode(t, ep)
+        client.write_facts(t, [{"subject": MIRA, "predicate": "city", "value": "Lyon", **source}])
+
+    with running(Settings(port=0, log_level="warning", workers=0), store=store) as url:
+        with SgamClient(url) as http:
+            seed_with(http, tenant)
+            preview = http.forget_entity(tenant, MIRA, dry_run=True)
+            assert (preview.dry_run, preview.facts, preview.episodes) == (True, 1, 1)
+            assert http.forget_entity(tenant, MIRA).model_dump() == {
+                **preview.model_dump(),
+                "dry_run": False,
+            }
+            with pytest.raises(SgamNotFound):
+                http.forget_entity(tenant, MIRA)
+            seed_with(http, other_tenant)
+
+        async def run() -> None:
+            async with AsyncSgamClient(url) as sgam:
+                gone = await sgam.delete_tenant(other_tenant)
+                assert (gone.tenant_id, gone.erased) == (other_tenant, True)
+                assert (await sgam.facts(other_tenant)).facts == []
+
+        asyncio.run(run())
+    with LocalClient(store, settings=Settings(workers=0)) as local:
+        seed_with(local, tenant)
+        assert local.forget_entity(tenant, MIRA).versions == 1
+        assert local.delete_tenant(tenant).erased is True
+        assert local.facts(tenant).facts == []
