@@ -6,6 +6,7 @@ errors of its own, defined here so that the table names every status it can answ
 
     SgamError
     ├── UnauthorizedError     no key, or a key nobody configured                   (401)
+    ├── ForbiddenError        a tenant's key asking what only the admin key may    (403)
     └── PayloadTooLargeError  a request body over ``max_body_bytes``               (413)
 """
 
@@ -28,6 +29,10 @@ class UnauthorizedError(SgamError):
     """The request carries no API key, or one that is not configured."""
 
 
+class ForbiddenError(SgamError):
+    """The key may see the tenant, but the operation needs the admin key (``*``)."""
+
+
 class PayloadTooLargeError(SgamError):
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -38,6 +43,7 @@ PROBLEMS: dict[type[SgamError], tuple[int, str, str]] = {
     # error class: (status, problem type slug, title)
     ValidationError: (422, "invalid-input", "Invalid input"),
     UnauthorizedError: (401, "unauthorized", "Unauthorized"),
+    ForbiddenError: (403, "forbidden", "Forbidden"),
     NotFoundError: (404, "not-found", "Not found"),
     FactConflictError: (409, "fact-conflict", "Conflicting fact"),
     ConflictError: (409, "conflict", "Conflict"),
@@ -50,6 +56,7 @@ PROBLEMS: dict[type[SgamError], tuple[int, str, str]] = {
 HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     400: ("bad-request", "Bad request"),
     401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
     404: ("not-found", "Not found"),
     405: ("method-not-allowed", "Method not allowed"),
     406: ("not-acceptable", "Not acceptable"),

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -27,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from graph.durations import check_retention
 from graph.errors import ItemError
 from graph.model import (
     DEFAULT_ENTITY_TYPE,
@@ -95,7 +97,10 @@ class PredicateSpec(BaseModel):
     ] = None
     cardinality: Cardinality | None = None
     memory_type: str = DEFAULT_MEMORY_TYPE
-    retention: str = DEFAULT_RETENTION
+    # keep, a label of your own (kept like keep), or an ISO-8601 duration (graph.retention).
+    retention: Annotated[str, AfterValidator(check_retention), Field(max_length=64)] = (
+        DEFAULT_RETENTION
+    )
     description: str | None = None
     # Write-path policy (extraction): hold candidates until confirmed, or until seen N times.
     requires_confirmation: bool = False
@@ -131,6 +136,10 @@ class MemorySchema(BaseModel):
     )
     predicates: Annotated[list[PredicateSpec], _at_most(MAX_PREDICATES, "predicates")] = Field(
         default_factory=list
+    )
+    # Episodes that occurred longer ago than this are deleted by the purge (graph.retention).
+    episode_retention: Annotated[str, AfterValidator(check_retention), Field(max_length=64)] = (
+        DEFAULT_RETENTION
     )
     # Deterministic mapping of JSON events to facts (extraction); shape checked there.
     event_mappings: Annotated[

@@ -52,6 +52,8 @@ from graph.stores.neo4j.codec import (
     value_key,
 )
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
+from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
+from graph.stores.neo4j.erasure import Neo4jEraseOps
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.transfer import Record, RecordType, restore_records
@@ -356,6 +358,10 @@ class Neo4jLedgerTx:
         self._run("ledger.delete_episode_data", tenant_id=tenant_id, episode_id=episode_id)
 
 
+class Neo4jEraseTx(Neo4jLedgerTx, Neo4jEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 # -- the store ----------------------------------------------------------------------------
 class Neo4jStore:
     """The storage port over one Neo4j database; ``search`` and ``queue`` share its
@@ -392,7 +398,7 @@ class Neo4jStore:
     # -- lifecycle -------------------------------------------------------------------------
     def init(self) -> None:
         """Load and check every template, then create constraints and indexes (idempotent)."""
-        self.conn.load_templates(TEMPLATES)
+        self.conn.load_templates(TEMPLATES | ERASE_TEMPLATES)
         self._run("schema.setup", {"embedding_dim": self._embedding_dim})
 
     def close(self) -> None:
@@ -408,6 +414,14 @@ class Neo4jStore:
             ledger_tx = Neo4jLedgerTx(self.conn, tx)
             yield ledger_tx
             ledger_tx.flush()  # the buffered mutations, before the commit
+
+    @contextmanager
+    def erase_transaction(self) -> Iterator[Neo4jEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        with self.conn.transaction() as tx:
+            erase_tx = Neo4jEraseTx(self.conn, tx)
+            yield erase_tx
+            erase_tx.flush()
 
     # -- episodes --------------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:

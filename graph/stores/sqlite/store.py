@@ -34,6 +34,7 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.erasure import SqliteEraseOps
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
 from graph.stores.transfer import (
@@ -136,6 +137,10 @@ TENANT_TABLES = (
     "system_clock",
     "extraction_candidates",
     "merge_candidates",
+    # Emptied by triggers as the rows above go; named so a purge leaves nothing behind
+    # whatever the triggers become (its vectors go with each doc, by trigger).
+    "search_docs",
+    "search_vectors",
 )
 
 
@@ -316,6 +321,10 @@ def _put_episode(c: sqlite3.Connection, episode: Episode) -> tuple[Episode, bool
     return episode.model_copy(update={"content_hash": h}), True
 
 
+class SqliteEraseTx(SqliteLedgerTx, SqliteEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -371,6 +380,15 @@ class SqliteStore:
         with self.conn.write() as conn:
             try:
                 yield SqliteLedgerTx(conn)
+            except sqlite3.IntegrityError as e:
+                raise ConflictError(f"constraint violated: {e}") from e
+
+    @contextmanager
+    def erase_transaction(self) -> Iterator[SqliteEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        with self.conn.write() as conn:
+            try:
+                yield SqliteEraseTx(conn)
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
 
