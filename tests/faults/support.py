@@ -131,6 +131,7 @@ class Load:
     errors: list[str] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
     retry_after_seen: int = 0
+    unsent: int = 0  # connections refused (no server): nothing was sent
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -159,20 +160,25 @@ class Load:
 
     def _run(self, w: int) -> None:
         path = f"/v1/tenants/{self.tenant}/facts"
+        k = 0
         with httpx.Client(base_url=self.url, timeout=60) as client:
-            for k in itertools.count():
-                if self.stop.is_set():
-                    return
-                with self._lock:
-                    self.attempted.append((w, k))
+            while not self.stop.is_set():
                 try:
                     r = client.post(path, json={"facts": batch(w, k)})
-                except httpx.HTTPError:
+                except httpx.ConnectError:  # nothing sent: no server listens; same batch again
                     with self._lock:
+                        self.unsent += 1
+                    time.sleep(0.2)
+                    continue
+                except httpx.HTTPError:  # sent, but no answer: it may or may not be written
+                    with self._lock:
+                        self.attempted.append((w, k))
                         self.in_doubt.append((w, k))
+                    k += 1
                     time.sleep(0.2)
                     continue
                 with self._lock:
+                    self.attempted.append((w, k))
                     self.answers[r.status_code] = self.answers.get(r.status_code, 0) + 1
                     if r.status_code in (200, 201):
                         self.acknowledged.append((w, k))
@@ -180,6 +186,7 @@ class Load:
                         self.retry_after_seen += 1
                     else:
                         self.errors.append(f"{r.status_code} {r.text[:300]}")
+                k += 1
                 if r.status_code not in (200, 201):
                     time.sleep(0.2)
 
