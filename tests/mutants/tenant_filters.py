@@ -10,9 +10,13 @@ another tenant's data.
 Run on demand (not part of ``make test``; one mutant costs one pytest run)::
 
     PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python tests/mutants/tenant_filters.py sqlite
-    NEO4J_URI=bolt://127.0.0.1:7687 PYTHONPATH=. HF_HUB_OFFLINE=1 \\
-        .venv/bin/python tests/mutants/tenant_filters.py neo4j
+    PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python tests/mutants/tenant_filters.py neo4j
     .venv/bin/python tests/mutants/tenant_filters.py --list        # the filters found
+
+Cypher mutants run on a private Neo4j the script starts and stops (tools/neo4j/neo4j.sh
+with a state dir of its own): a write template without its tenant filter (a purge, an
+episode deletion) would delete other tenants' data, and on a shared server that is other
+people's tests. ``NEO4J_URI`` points them at a server of your own instead.
 
 What a mutation does, keeping the query valid so that a kill means a test saw data of
 another tenant (or missed its own), not a syntax error:
@@ -27,7 +31,7 @@ another tenant (or missed its own), not a syntax error:
   Property writes (SET, CREATE) are not filters and are left alone.
 
 SQLite mutants run in a copy of the repository (PYTHONPATH points at it); Cypher mutants
-run against a copy of cypher/ named by SGAM_CYPHER_DIR, on the Neo4j of NEO4J_URI.
+run against a copy of cypher/ named by SGAM_CYPHER_DIR.
 """
 
 from __future__ import annotations
@@ -258,6 +262,19 @@ def run_tests(env: dict[str, str], cwd: Path, marker: str, tests: list[str]) -> 
     return out.returncode == 0, next((ln for ln in reversed(lines) if ln.strip()), "")
 
 
+def private_neo4j(state: Path, env: dict[str, str]) -> str:
+    """Start a Neo4j of our own (stopped at exit); its bolt URI."""
+    import atexit
+
+    launcher = ROOT / "tools" / "neo4j" / "neo4j.sh"
+    penv = {**env, "SGAM_NEO4J_STATE_DIR": str(state)}
+    atexit.register(lambda: subprocess.run(["bash", str(launcher), "down"], env=penv,
+                                           check=False, capture_output=True))
+    out = subprocess.run(["bash", str(launcher), "up"], env=penv, capture_output=True,
+                         text=True, check=True, timeout=1200)
+    return out.stdout.strip().splitlines()[-1]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("store", nargs="?", choices=["sqlite", "neo4j"], default="sqlite")
@@ -287,8 +304,7 @@ def main() -> int:
             cwd, marker, fragments = work, SQLITE_ONLY, None
         else:
             if not env.get("NEO4J_URI"):
-                print("set NEO4J_URI: Cypher mutants run against a Neo4j", file=sys.stderr)
-                return 2
+                env["NEO4J_URI"] = private_neo4j(work / "neo4j", env)
             shutil.copytree(ROOT / "cypher", work / "cypher")
             env["SGAM_CYPHER_DIR"] = str(work / "cypher")
             env["PYTHONPATH"] = str(ROOT)
