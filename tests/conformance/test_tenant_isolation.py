@@ -91,8 +91,7 @@ def snapshot(svc: MemoryService, tenant: str) -> list[Any]:
     for eid in ("e1", "e2"):
         try:
             ep = svc.get_episode(tenant_id=tenant, episode_id=eid)
-            out.append((ep.episode_id, ep.content, ep.status, ep.attempts, ep.lease_owner
-                        if hasattr(ep, "lease_owner") else None))
+            out.append(ep.model_dump())
         except NotFoundError:
             out.append((eid, None))
     return out
@@ -183,7 +182,8 @@ def pending_episode(svc: MemoryService, tenant: str, eid: str, at: datetime) -> 
     )
     queued = svc.store.queue.enqueue(tenant_id=tenant, episode_id=eid, at=at,
                                      from_statuses=["stored"], reset_attempts=True)
-    assert queued is not None and queued.status == EpisodeStatus.PENDING
+    assert queued is not None
+    assert queued.status == EpisodeStatus.PENDING
 
 
 def candidate(tenant: str, cid: str, key: str, ep: str) -> PendingCandidate:
@@ -196,8 +196,9 @@ def candidate(tenant: str, cid: str, key: str, ep: str) -> PendingCandidate:
 
 def merge(tenant: str, cid: str) -> MergeCandidate:
     return MergeCandidate(
-        tenant_id=tenant, candidate_id=cid, entity_id=f"mira-{cid}", name="Mira", entity_type="Person",
-        existing_entity_id="mira", similarity=0.9, episode_id="e1", created_at=utcnow(),
+        tenant_id=tenant, candidate_id=cid, entity_id=f"mira-{cid}", name="Mira",
+        entity_type="Person", existing_entity_id="mira", similarity=0.9, episode_id="e1",
+        created_at=utcnow(),
     )
 
 
@@ -212,17 +213,20 @@ def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, t
     assert q.queue_counts(tenant_id=tenant) == q.queue_counts(tenant_id=twin)
     assert sum(q.queue_counts(tenant_id=tenant).values()) == 3
     got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=3, tenant_id=tenant)
-    assert got is not None and got.tenant_id == tenant
+    assert got is not None
+    assert got.tenant_id == tenant
     first = got.episode_id
     rest = [e for e in ("q1", "q2", "q3") if e != first]
     got2 = q.claim_episode(tenant_id=tenant, episode_id=rest[0], owner="a", now=now,
                            lease_until=lease, from_statuses=["pending"])
-    assert got2 is not None and got2.tenant_id == tenant
+    assert got2 is not None
+    assert got2.tenant_id == tenant
     # The twin claims its own copies, so that its rows are in the states A's calls look for.
     for eid in ("q1", "q2", "q3"):
         b = q.claim_episode(tenant_id=twin, episode_id=eid, owner="b", now=now,
                             lease_until=lease, from_statuses=["pending"])
-        assert b is not None and b.tenant_id == twin
+        assert b is not None
+        assert b.tenant_id == twin
     before = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
     # A's owner name on the twin's rows too: a blind update would match them.
     for eid in ("q1", "q2", "q3"):
@@ -236,7 +240,8 @@ def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, t
     assert q.fail(tenant_id=tenant, episode_id=rest[0], owner="a", error="x", retry_at=None)
     again = q.enqueue(tenant_id=tenant, episode_id=rest[0], at=now,
                       from_statuses=["failed", "processing"], reset_attempts=True)
-    assert again is not None and again.tenant_id == tenant
+    assert again is not None
+    assert again.tenant_id == tenant
     assert q.enqueue(tenant_id=tenant, episode_id=rest[1], at=now,
                      from_statuses=["processing"], reset_attempts=True) is None
     after = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
@@ -244,6 +249,37 @@ def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, t
     assert q.queue_counts(tenant_id=twin) == {"processing": 3} | {
         k: 0 for k in q.queue_counts(tenant_id=twin) if k != "processing"
     }
+
+
+def test_a_claim_leaves_another_tenant_s_expired_leases_alone(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    """A worker of one tenant neither takes over nor gives up another tenant's episodes
+    whose workers died (their leases ran out)."""
+    q = service.store.queue
+    for eid in ("x1", "x2"):
+        pending_episode(service, twin, eid, FUTURE)
+        dead = q.claim_episode(tenant_id=twin, episode_id=eid, owner="dead", now=FUTURE,
+                               lease_until=FUTURE + timedelta(seconds=1),
+                               from_statuses=["pending"])
+        assert dead is not None
+    for eid in ("y1", "y2"):
+        pending_episode(service, tenant, eid, FUTURE + timedelta(minutes=1))
+    now = FUTURE + timedelta(minutes=2)  # the twin's leases have run out
+    lease = now + timedelta(seconds=60)
+    # max_attempts 1: an expired lease after one attempt gives the episode up, in A only.
+    got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=1, tenant_id=tenant)
+    assert got is not None
+    assert got.tenant_id == tenant
+    got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=5, tenant_id=tenant)
+    assert got is not None
+    assert got.tenant_id == tenant
+    for eid in ("x1", "x2"):
+        ep = service.get_episode(tenant_id=twin, episode_id=eid)
+        assert (ep.status, ep.attempts, ep.last_error) == (EpisodeStatus.PROCESSING, 1, None)
+    assert q.queue_counts(tenant_id=twin).get("failed", 0) == 0
+    assert q.claim(owner="a", now=now, lease_until=lease, max_attempts=5,
+                   tenant_id=tenant) is None
 
 
 def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, tenant: str,
@@ -262,7 +298,8 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     assert [c.tenant_id for c in q.candidates(tenant_id=tenant, status=CandidateStatus.PENDING,
                                               episode_id="e1", limit=10)] == [tenant, tenant]
     one = q.candidate(tenant_id=tenant, candidate_id="c1")
-    assert one is not None and one.tenant_id == tenant
+    assert one is not None
+    assert one.tenant_id == tenant
     promoted = q.promote_candidates(tenant_id=tenant, statement_key="k1", now=now)
     assert [c.tenant_id for c in promoted] == [tenant]
     assert q.decide_candidate(tenant_id=tenant, candidate_id="c2",
@@ -272,7 +309,8 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     assert [m.tenant_id for m in q.merge_candidates(tenant_id=tenant, status=None,
                                                     limit=10)] == [tenant, tenant]
     m1 = q.merge_candidate(tenant_id=tenant, candidate_id="m1")
-    assert m1 is not None and m1.tenant_id == tenant
+    assert m1 is not None
+    assert m1.tenant_id == tenant
     assert q.decide_merge_candidate(tenant_id=tenant, candidate_id="m1",
                                     status=MergeStatus.ACCEPTED, now=now)
     assert [m.status for m in q.merge_candidates(tenant_id=twin, status=None, limit=10)] == [
@@ -283,7 +321,8 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     assert all(e.tenant_id == tenant for e in catalog)
     assert q.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
     b_mira = service.store.entity(tenant_id=twin, entity_id="mira")
-    assert b_mira is not None and "Mimi" not in b_mira.aliases
+    assert b_mira is not None
+    assert "Mimi" not in b_mira.aliases
     assert q.add_entity_alias(tenant_id=twin, entity_id="mira", alias="Mimi")  # not a dupe
     assert sorted(q.session_entities(tenant_id=tenant, session_id="s1", limit=10)) == [
         "acct", "mira"
@@ -349,7 +388,8 @@ def test_search_finds_only_the_tenant_s_own_items(
     assert {e.content for e in eps.values()} == {"passport says hello"}
     ents = index.entities_by_id(tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"],
                                 known_at=now)
-    assert sorted(ents) == ["acct", "mira"] and {e.tenant_id for e in ents.values()} == {tenant}
+    assert sorted(ents) == ["acct", "mira"]
+    assert {e.tenant_id for e in ents.values()} == {tenant}
     assert sorted(index.mentions_of(tenant_id=tenant, episode_ids=["e1"])) == [
         ("e1", "acct"), ("e1", "mira")
     ]

@@ -252,7 +252,8 @@ def check_timelines(spans: dict[str, list[tuple[datetime, datetime | None]]]) ->
         versions.sort(key=lambda s: s[0])
         assert sum(1 for _, end in versions if end is None) <= 1, f"two open versions: {key}"
         for (_, end), (start, _) in itertools.pairwise(versions):
-            assert end is not None and end <= start, f"overlapping versions on {key}: {versions}"
+            assert end is not None, f"an open version before another on {key}: {versions}"
+            assert end <= start, f"overlapping versions on {key}: {versions}"
     return len(spans)
 
 

@@ -42,7 +42,8 @@ JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 START_SECONDS = 400  # the launcher's own deadline, and the restart's
 ACKNOWLEDGED_BEFORE_STOP = 20
 AFTER_RESTART = 10
-DOWN_PROBES = 1  # rounds of (readyz, a read) answered while Neo4j is down; each waits out the driver's retries
+# Rounds of (readyz, a read) answered while Neo4j is down; each waits out driver retries.
+DOWN_PROBES = 1
 
 
 class PrivateNeo4j:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import re
 import shutil
@@ -88,9 +89,10 @@ def _docstrings(tree: ast.AST) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                ids.add(id(body[0].value))
+        first = body[0] if isinstance(body, list) and body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            ids.add(id(value))
     return ids
 
 
@@ -113,7 +115,8 @@ def _string_spans(source: str) -> Iterator[tuple[int, int]]:
         is_str = isinstance(node, ast.Constant) and isinstance(node.value, str)
         if is_str or isinstance(node, ast.JoinedStr):
             if id(node) not in skip and node.end_lineno is not None:
-                yield at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset or 0)
+                end = at(node.end_lineno, node.end_col_offset or 0)
+                yield at(node.lineno, node.col_offset), end
             continue  # an f-string's parts are inside its span already
         todo.extend(ast.iter_child_nodes(node))
 
@@ -249,17 +252,62 @@ def mutants(sites: list[Site], per_filter: bool) -> list[Mutant]:
 
 def find(store: str) -> list[Site]:
     if store == "sqlite":
-        return [s for p in sorted((ROOT / "graph/stores/sqlite").glob("*.py")) for s in sql_sites(p)]
+        files = sorted((ROOT / "graph/stores/sqlite").glob("*.py"))
+        return [s for p in files for s in sql_sites(p)]
     return [s for p in sorted((ROOT / "cypher").glob("*.cypher")) for s in cypher_sites(p)]
 
 
+# Third-party modules the tests import, loaded once by this process: each mutant then
+# runs in a fork of it, and only the project's own (mutated) modules are imported anew.
+# On a loaded machine that saves most of a pytest start.
+PRELOAD = ("numpy", "torch", "sentence_transformers", "fastapi", "fastapi.testclient",
+           "starlette", "pydantic", "pydantic_settings", "httpx", "neo4j", "uvicorn", "typer",
+           "pytest", "_pytest.python", "hypothesis")  # not pytest plugins: pytest warns
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def run_tests(env: dict[str, str], cwd: Path, marker: str, tests: list[str]) -> tuple[bool, str]:
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", marker,
-           *tests]
-    out = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False,
-                         timeout=1800)
-    lines = (out.stdout + out.stderr).strip().splitlines()
-    return out.returncode == 0, next((ln for ln in reversed(lines) if ln.strip()), "")
+    """pytest -x on the tests, in a fork of this process (see PRELOAD); (passed, summary)."""
+    # Plugins such as anyio came in with the preloaded modules, before pytest could
+    # rewrite their asserts; they have none we rely on.
+    args = ["-x", "-q", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
+            "-m", marker, *tests]
+    with tempfile.TemporaryFile(mode="w+") as out:
+        pid = os.fork()
+        if pid == 0:  # the child: the mutated tree first on the path, then pytest
+            code = 3
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(out.fileno(), 2)
+                os.chdir(cwd)
+                os.environ.clear()
+                os.environ.update(env)
+                sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+                import pytest
+
+                code = int(pytest.main(args))
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        lines = out.read().strip().splitlines()
+    passed = os.waitstatus_to_exitcode(status) == 0
+    if os.environ.get("SGAM_MUTANTS_DEBUG"):
+        print("\n".join(lines[-60:]), file=sys.stderr)
+    return passed, next((ln for ln in reversed(lines) if ln.strip()), "")
 
 
 def private_neo4j(state: Path, env: dict[str, str]) -> str:
@@ -309,6 +357,7 @@ def main() -> int:
             env["SGAM_CYPHER_DIR"] = str(work / "cypher")
             env["PYTHONPATH"] = str(ROOT)
             cwd, marker, fragments = ROOT, NEO4J_ONLY, _fragments(ROOT / "cypher")
+        preload()
         ok, last = run_tests(env, cwd, marker, args.tests)
         if not ok:
             print(f"the tests fail without any mutant: {last}", file=sys.stderr)
