@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -31,6 +31,7 @@ from graph.queue import (
 from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.schema import MemorySchema
 from graph.service import MemoryService
+from graph.stores.transfer import RECORD_ORDER, TransferStore
 from graph.timeutil import utcnow
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -288,8 +289,9 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     seed(service, twin, "b", extra=True)
     seed(service, tenant, "a")
     now = utcnow()
-    for x in (twin, tenant):
-        held, support = q.hold_candidate(candidate=candidate(x, "c1", "k1", "e1"))
+    for x, ep in ((twin, "e2"), (tenant, "e1")):
+        # Support counts distinct episodes: the twin's e2 would be a second one for A.
+        held, support = q.hold_candidate(candidate=candidate(x, "c1", "k1", ep))
         assert (held.tenant_id, support) == (x, 1)
         q.hold_candidate(candidate=candidate(x, "c2", "k2", "e1"))
         q.add_merge_candidates(candidates=[merge(x, "m1"), merge(x, "m2")])
@@ -319,17 +321,74 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     catalog = q.entity_catalog(tenant_id=tenant, entity_types=None, limit=100)
     assert sorted(e.entity_id for e in catalog) == ["acct", "mira"]
     assert all(e.tenant_id == tenant for e in catalog)
+    assert q.add_entity_alias(tenant_id=twin, entity_id="mira", alias="Bobo")
     assert q.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
+    a_mira = service.store.entity(tenant_id=tenant, entity_id="mira")
     b_mira = service.store.entity(tenant_id=twin, entity_id="mira")
+    assert a_mira is not None
     assert b_mira is not None
-    assert "Mimi" not in b_mira.aliases
-    assert q.add_entity_alias(tenant_id=twin, entity_id="mira", alias="Mimi")  # not a dupe
+    assert (list(a_mira.aliases), list(b_mira.aliases)) == (["Mimi"], ["Bobo"])
     assert sorted(q.session_entities(tenant_id=tenant, session_id="s1", limit=10)) == [
         "acct", "mira"
     ]
     q.purge_queue_data(tenant_id=tenant)
     assert len(q.candidates(tenant_id=twin, status=None, episode_id=None, limit=10)) == 2
     assert len(q.merge_candidates(tenant_id=twin, status=None, limit=10)) == 2
+
+
+def export(store: Store, tenant: str) -> list[dict[str, Any]]:
+    transfer = cast(TransferStore, store)
+    return [r for k in RECORD_ORDER for r in transfer.export_records(tenant_id=tenant, kind=k)]
+
+
+def test_restored_twins_share_fact_ids_and_still_stay_apart(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """An export restored into another tenant: the same fact ids on both sides."""
+    assert isinstance(store, SearchableStore)
+    seed(service, tenant, "a")
+    dump = export(store, tenant)
+    # Version ids are unique in a store, fact ids only per tenant: the twin's versions get
+    # ids of their own, its facts keep A's.
+    for kind in RECORD_ORDER:
+        rows = [r for r in dump if r["type"] == kind]
+        if kind == "version":
+            rows = [{**r, "version_id": r["version_id"] + "t"} for r in rows]
+        cast(TransferStore, store).restore_records(tenant_id=twin, records=rows)
+    assert export(store, tenant) == dump  # nothing of the twin in the export
+    assert len(export(store, twin)) == len(dump)
+    ids = sorted(f.fact_id for f in service.facts(tenant_id=tenant))
+    assert sorted(f.fact_id for f in service.facts(tenant_id=twin)) == ids
+    store.search.index_pending(tenant_id=twin, embedder=embedder)
+    before = snapshot(service, twin)
+    window = Retriever.window(t(1))
+
+    def twin_finds_paris() -> int:
+        hits = store.search.fulltext(tenant_id=twin, kind=ItemKind.FACT, terms=["paris"],
+                                     window=window, limit=10)
+        return len(hits)
+
+    assert twin_finds_paris() == 1
+    # A's episode state, a retraction and a deletion, by ids the twin holds too.
+    ep = service.get_episode(tenant_id=tenant, episode_id="e2")
+    store.save_episode_state(episode=ep.model_copy(update={"status": EpisodeStatus.FAILED,
+                                                           "attempts": 7, "last_error": "x"}))
+    city = service.facts(tenant_id=tenant, subject="mira", predicate="city")[0]
+    service.retract(tenant_id=tenant, fact_id=city.fact_id, valid_to=t(5))
+    # After its end A's "paris" is not visible, though the twin's, same id, still is.
+    assert store.search.fulltext(tenant_id=tenant, kind=ItemKind.FACT, terms=["paris"],
+                                 window=Retriever.window(t(6)), limit=10) == []
+    store.queue.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
+    service.delete_episode(tenant_id=tenant, episode_id="e1")
+    assert service.facts(tenant_id=tenant, subject="mira", predicate="city") == []
+    assert snapshot(service, twin) == before
+    assert twin_finds_paris() == 1
+    for kind, word, n in ((ItemKind.EPISODE, "hello", 2), (ItemKind.ENTITY, "mira", 1),
+                          (ItemKind.ENTITY, "acct", 1)):
+        hits = store.search.fulltext(tenant_id=twin, kind=kind, terms=[word], window=window,
+                                     limit=10)
+        assert len(hits) == n, (kind, word, hits)
+    assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
 
 
 @pytest.fixture(scope="module")
@@ -369,6 +428,17 @@ def test_search_finds_only_the_tenant_s_own_items(
             assert "quokka" not in h.item_id
         ids = {h.item_id for h in near}
         assert len(ids) == len(near)  # the twin's same ids would come twice
+    # Between the twin's writes and A's: A had nothing yet, though the twin's same ids did.
+    a_e1 = service.get_episode(tenant_id=tenant, episode_id="e1")
+    b_e1 = service.get_episode(tenant_id=twin, episode_id="e1")
+    between = b_e1.recorded_at + (a_e1.recorded_at - b_e1.recorded_at) / 2
+    assert b_e1.recorded_at < between < a_e1.recorded_at
+    early = Retriever.window(t(1), between)
+    for kind, word in ((ItemKind.EPISODE, "hello"), (ItemKind.ENTITY, "mira")):
+        assert index.fulltext(tenant_id=tenant, kind=kind, terms=[word], window=early,
+                              limit=10) == []
+        assert len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early,
+                                  limit=10)) >= 1
     a_facts = service.facts(tenant_id=tenant, as_of=t(1))
     b_facts = service.facts(tenant_id=twin, as_of=t(1))
     a_ids = [f.fact_id for f in a_facts]

@@ -78,7 +78,8 @@ def test_kill_9_of_serve_loses_no_acknowledged_write(
     print(
         f"\nfaults: kill -9 serve ({store}): batches attempted {len(load.attempted)},"
         f" acknowledged {len(load.acknowledged)} ({acknowledged_at_kill} before the kill),"
-        f" in doubt {len(load.in_doubt)}, found whole {whole}, half-written 0;"
+        f" in doubt {len(load.in_doubt)}, found whole {whole}, half-written 0,"
+        f" refused while down (not sent) {load.unsent};"
         f" timelines checked {timelines}; answers {dict(sorted(load.answers.items()))}"
     )
     assert not load.errors, load.errors
