@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import uvicorn
 
 from api.app import create_app
+from api.observability import log_config
 from api.settings import Settings
 from graph.errors import SgamError
 from graph.port import Store
@@ -62,6 +63,8 @@ def _config(settings: Settings, store: Store | None) -> uvicorn.Config:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        # Request ids in every line; SGAM_LOG_FORMAT=json for one JSON object per line.
+        log_config=log_config(settings.log_format, settings.log_level),
         lifespan="on",
         server_header=False,
         workers=1,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import ConflictError, StoreUnavailableError
+from graph.tracing import traced
 
 
 class SqliteConnection:
@@ -52,6 +53,7 @@ class SqliteConnection:
         return conn
 
     @contextmanager
+    @traced("store.write", attrs={"db.system": "sqlite"})
     def write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
         conn = self.connect()
@@ -71,6 +73,7 @@ class SqliteConnection:
                 conn.execute("ROLLBACK")
                 raise ConflictError(f"constraint violated: {e}") from e
 
+    @traced("store.query", args={"sql": "db.query.text"}, attrs={"db.system": "sqlite"})
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         try:
             return self.connect().execute(sql, params).fetchall()
