@@ -38,7 +38,7 @@ from extraction.policy import apply_policy
 from extraction.resolution import EntityResolver
 from extraction.settings import ExtractionSettings
 from graph.errors import ConflictError, NotFoundError, SgamError, invalid
-from graph.model import Entity, Episode, EpisodeCreate, EpisodeStatus, ExtractMode
+from graph.model import Entity, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, ModelUsage
 from graph.queue import QueueStore
 from graph.schema import MemorySchema
 from graph.service import MemoryService
@@ -175,7 +175,19 @@ def extract_episode(
         rejected=rejected,
         pending=policy.pending,
         merge_candidates=merges,
+        usage=total_usage(episode.usage, proposal.usage),
     )
+
+
+def total_usage(before: ModelUsage | None, now: ModelUsage | None) -> ModelUsage | None:
+    """The episode's model usage over its attempts (None while no model ever answered)."""
+    if before is None:
+        return now
+    return before.plus(now)
+
+
+def _usage_row(usage: ModelUsage | None) -> dict[str, object] | None:
+    return None if usage is None else usage.model_dump(mode="json")
 
 
 def next_attempt(
@@ -225,6 +237,7 @@ def run_claimed(
             episode_id=episode.episode_id,
             owner=owner,
             rejected=[r.model_dump(mode="json") for r in report.rejected],
+            usage=_usage_row(report.usage),
         )
     )
     return report
@@ -247,6 +260,7 @@ def _failed(
     )
     if retry_at is not None:
         reason = f"{reason} (attempt {episode.attempts} of {settings.worker_max_attempts})"
+    usage = total_usage(episode.usage, error.usage if error else None)
     kept = _record(
         lambda: queue.fail(
             tenant_id=episode.tenant_id,
@@ -254,6 +268,7 @@ def _failed(
             owner=owner,
             error=reason,
             retry_at=retry_at,
+            usage=_usage_row(usage) if error is not None and error.usage else None,
         )
     )
     log.info("extraction of %s failed: %s", episode.episode_id, reason)
@@ -265,6 +280,7 @@ def _failed(
         http_attempts=error.http_attempts if error else 0,
         attempts=episode.attempts,
         error=reason,
+        usage=usage,
         lease_lost=not kept,
     )
 

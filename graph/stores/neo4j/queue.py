@@ -159,6 +159,7 @@ class Neo4jQueue:
         episode_id: str,
         owner: str,
         rejected: Sequence[dict[str, object]],
+        usage: dict[str, object] | None = None,
     ) -> bool:
         rows = self._q(
             "queue.complete",
@@ -167,6 +168,7 @@ class Neo4jQueue:
                 "episode_id": episode_id,
                 "owner": owner,
                 "rejected_json": json.dumps(list(rejected)),
+                "usage_json": None if usage is None else json.dumps(usage),
             },
         )
         return self._updated(rows)
@@ -180,6 +182,7 @@ class Neo4jQueue:
         error: str,
         retry_at: datetime | None,
         rejected: Sequence[dict[str, object]] = (),
+        usage: dict[str, object] | None = None,
     ) -> bool:
         rows = self._q(
             "queue.fail",
@@ -190,6 +193,7 @@ class Neo4jQueue:
                 "status": "failed" if retry_at is None else "pending",
                 "error": error,
                 "rejected_json": json.dumps(list(rejected)),
+                "usage_json": None if usage is None else json.dumps(usage),
                 "retry_at": to_neo(retry_at),
             },
         )
