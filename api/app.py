@@ -9,9 +9,6 @@ own key and body size.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,12 +21,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.auth import KeyRing, TenantGate
 from api.deps import AppContext
 from api.errors import error_response, install_error_handlers, problem_response
-from api.limits import body_nesting_error
+from api.limits import body_nesting_error, json_body_problem
 from api.mcp import McpHttp
 from api.metrics import MeteredExtractor, Metrics, MetricsMiddleware, RouteTemplates
 from api.observability import ObservabilityMiddleware, configure_tracing, flush_traces
 from api.problems import HTTP_PROBLEMS, PayloadTooLargeError
 from api.routes import routers
+from api.schemas import API_VERSION
 from api.settings import Settings
 from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
@@ -40,7 +38,6 @@ from graph.retrieval.indexer import index_lag, start_indexer
 from graph.service import MemoryService
 from graph.stores import open_store
 
-API_VERSION = "1.0.0"
 DESCRIPTION = """\
 Temporal knowledge-graph memory for AI agents: typed facts with validity intervals and
 provenance. Every data path is under `/v1/tenants/{tenant}`; send
@@ -49,56 +46,6 @@ provenance. Every data path is under `/v1/tenants/{tenant}`; send
 
 
 MCP_PATH = "/mcp"
-INT64 = 2**63
-# A \u escape of a UTF-16 surrogate; paired ones (emoji) are fine, lone ones are not text.
-SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-class _NotPortableJSON(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NotPortableJSON(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotPortableJSON(f"{text} is out of the range of a double")
-    return value
-
-
-def _int64(text: str) -> int:
-    value = int(text)
-    if not -INT64 <= value < INT64:
-        raise _NotPortableJSON(f"{text} does not fit in a 64-bit integer")
-    return value
-
-
-def json_body_problem(body: bytes) -> str | None:
-    """Why a JSON body cannot be stored as sent, or None.
-
-    Python's parser accepts what JSON (RFC 8259) does not carry and the stores cannot
-    hold: ``NaN``/``Infinity``, numbers that overflow a double or a 64-bit integer, and
-    lone UTF-16 surrogates. Malformed JSON is left to FastAPI (400 as well).
-    """
-    try:
-        data = json.loads(
-            body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
-        )
-    except _NotPortableJSON as e:
-        return str(e)
-    except ValueError:  # malformed: FastAPI answers it
-        return None
-    if SURROGATE_ESCAPE.search(body):
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            return "a string holds a lone UTF-16 surrogate (not Unicode text)"
-    return None
-
-
 def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
     for name, value in headers:
         if name == b"content-type":

@@ -27,6 +27,8 @@ from graph.model import (
 )
 from graph.schema import MemorySchema
 
+API_VERSION = "1.0.0"  # of the REST API and the MCP server
+
 MAX_BATCH = 1000
 
 # -- facts -----------------------------------------------------------------------------

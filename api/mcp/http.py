@@ -26,7 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from api.auth import KeyRing, Principal, authorize
+from api.auth import KeyRing, Principal, authorize, is_loopback
 from api.deps import AppContext
 from api.errors import error_response
 from api.mcp.server import TENANT_SCOPE_KEY, SgamMcp
@@ -91,8 +91,6 @@ class McpHttp:
 
     @classmethod
     def from_context(cls, ctx: AppContext) -> McpHttp:
-        from api.server import is_loopback  # api.server imports the app, which imports us
-
         services = Services(
             service=ctx.service,
             metrics=ctx.metrics,

@@ -40,6 +40,7 @@ from mcp.types import (
 from pydantic import BaseModel, ValidationError
 
 from api.errors import error_problem, problem_body, validation_problem
+from api.limits import json_body_problem
 from api.mcp.tools import BY_NAME, TOOL_NAMES, TOOLS, Services, ToolSpec
 from api.observability import (
     REQUEST_ID_SCOPE_KEY,
@@ -48,6 +49,7 @@ from api.observability import (
     current_request_id,
 )
 from api.problems import HTTP_PROBLEMS
+from api.schemas import API_VERSION
 from graph.errors import ConflictError, SgamError, StoreUnavailableError
 from graph.tracing import span
 
@@ -98,8 +100,6 @@ def argument_problem(
 ) -> dict[str, Any] | None:
     """413 when the arguments take more than ``limit`` bytes as JSON, 400 when one is not
     portable JSON (REST's check of request bodies); each names the argument at fault."""
-    from api.app import json_body_problem  # api.app mounts this package: import late
-
     sizes = {k: len(json.dumps(v).encode()) for k, v in arguments.items()}
     total = len(json.dumps(arguments).encode())
     if total > limit:
@@ -207,8 +207,6 @@ class SgamMcp:
 
 
 def _version() -> str:
-    from api.app import API_VERSION  # late: api.app mounts this package
-
     return API_VERSION
 
 

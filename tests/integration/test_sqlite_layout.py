@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from graph.errors import StoreUnavailableError
 from graph.model import EpisodeCreate, EpisodeStatus
 from graph.service import MemoryService
-
-from graph.errors import StoreUnavailableError
 from graph.stores.sqlite.store import FILE_VERSION, SqliteStore
 
 LATER = datetime.now(UTC) + timedelta(minutes=5)
@@ -50,7 +49,8 @@ def test_a_version_1_file_gets_the_usage_column_and_keeps_its_episodes(tmp_path:
     with sqlite3.connect(db) as c:  # a file written by the layout before model usage
         c.execute("ALTER TABLE episodes DROP COLUMN usage_json")
         c.execute("PRAGMA user_version = 1")
-    body = EpisodeCreate(episode_id="old", content="x", occurred_at=datetime(2026, 6, 1, tzinfo=UTC))
+    at = datetime(2026, 6, 1, tzinfo=UTC)
+    body = EpisodeCreate(episode_id="old", content="x", occurred_at=at)
     with sqlite3.connect(db) as c:
         columns = {r[1] for r in c.execute("PRAGMA table_info(episodes)")}
     assert "usage_json" not in columns
@@ -60,7 +60,8 @@ def test_a_version_1_file_gets_the_usage_column_and_keeps_its_episodes(tmp_path:
         assert _user_version(db) == FILE_VERSION == 2
         MemoryService(s).add_episode(tenant_id="t", body=body, status=EpisodeStatus.PENDING)
         episode = s.get_episode(tenant_id="t", episode_id="old")
-        assert episode is not None and episode.usage is None
+        assert episode is not None
+        assert episode.usage is None
         claimed = s.queue.claim_episode(
             tenant_id="t",
             episode_id="old",
@@ -71,9 +72,13 @@ def test_a_version_1_file_gets_the_usage_column_and_keeps_its_episodes(tmp_path:
         )
         assert claimed is not None
         usage = {"model": "m", "prompt_tokens": 7, "completion_tokens": 3, "calls": 1}
-        assert s.queue.complete(tenant_id="t", episode_id="old", owner="w", rejected=[], usage=usage)
+        done = s.queue.complete(
+            tenant_id="t", episode_id="old", owner="w", rejected=[], usage=usage
+        )
+        assert done
         episode = s.get_episode(tenant_id="t", episode_id="old")
-        assert episode is not None and episode.usage is not None
+        assert episode is not None
+        assert episode.usage is not None
         assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (7, 3)
     finally:
         s.close()
