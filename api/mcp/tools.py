@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from api.metrics import Metrics
 from api.routes.episodes import write_episode
-from api.routes.facts import facts_page
+from api.routes.facts import facts_page, history_page
 from api.routes.search import (
     ContextRequest,
     ContextResponse,
@@ -38,7 +38,7 @@ from graph.model import (
     WriteResult,
 )
 from graph.schema import MemorySchema
-from graph.service import MAX_DEPTH, MAX_LIMIT, MemoryService
+from graph.service import MAX_DEPTH, MAX_LIMIT, MAX_NEIGHBORHOOD, MemoryService
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,8 @@ class GetHistoryArgs(_Args):
     predicate: str
     object: str | None = None
     known_at: Instant | None = None
+    limit: int = Field(default=MAX_LIMIT, ge=1, le=MAX_LIMIT)
+    cursor: str | None = None
 
 
 class GetNeighborsArgs(_Args):
@@ -81,6 +83,7 @@ class GetNeighborsArgs(_Args):
     direction: Direction = Direction.BOTH
     as_of: Instant | None = None
     known_at: Instant | None = None
+    limit: int = Field(default=MAX_NEIGHBORHOOD, ge=1, le=MAX_NEIGHBORHOOD)
 
 
 class RetractFactArgs(_Args):
@@ -127,14 +130,7 @@ def _get_facts(s: Services, tenant: str, a: GetFactsArgs) -> FactsPublic:
 
 
 def _get_history(s: Services, tenant: str, a: GetHistoryArgs) -> FactHistory:
-    facts = s.service.history(
-        tenant_id=tenant,
-        subject=a.subject,
-        predicate=a.predicate,
-        object=a.object,
-        known_at=a.known_at,
-    )
-    return FactHistory(facts=facts)
+    return history_page(s.service, tenant_id=tenant, **a.model_dump())
 
 
 def _get_neighbors(s: Services, tenant: str, a: GetNeighborsArgs) -> Neighborhood:
@@ -146,6 +142,7 @@ def _get_neighbors(s: Services, tenant: str, a: GetNeighborsArgs) -> Neighborhoo
         direction=a.direction,
         as_of=a.as_of,
         known_at=a.known_at,
+        limit=a.limit,
     )
 
 
@@ -324,7 +321,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="History of a fact",
         description=(
             "Every interval of one timeline (subject + predicate), oldest first: what the "
-            "value was, from when to when, and which episode said so."
+            "value was, from when to when, and which episode said so. Paged: pass "
+            "next_cursor back as cursor for more."
         ),
         arguments=GetHistoryArgs,
         result=FactHistory,
@@ -335,6 +333,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "predicate": PREDICATE,
             "object": "For a many-valued predicate: the object whose timeline to read.",
             "known_at": KNOWN_AT,
+            "limit": f"At most this many versions (1 to {MAX_LIMIT}).",
+            "cursor": "next_cursor of the previous page.",
         },
     ),
     ToolSpec(
@@ -355,6 +355,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "direction": "out, in or both.",
             "as_of": AS_OF,
             "known_at": KNOWN_AT,
+            "limit": f"At most this many facts (1 to {MAX_NEIGHBORHOOD}); a larger "
+            "neighbourhood is refused, never cut: narrow depth or predicates.",
         },
     ),
     ToolSpec(
