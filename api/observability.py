@@ -6,7 +6,7 @@
   (:class:`RequestIdFilter`) and every problem body (:func:`api.errors.problem_response`).
 - **Logs.** :func:`log_config` is the ``logging.config.dictConfig`` of the server and of
   ``sgam mcp``: text (``SGAM_LOG_FORMAT=text``, the default) or one JSON object per line
-  (``SGAM_LOG_FORMAT=json``), always on stderr.
+  (``SGAM_LOG_FORMAT=json``), always on stderr (:class:`StderrHandler`).
 - **Traces.** With an OTLP endpoint (``SGAM_OTLP_ENDPOINT``, or the standard
   ``OTEL_EXPORTER_OTLP_ENDPOINT``/``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), spans are
   exported over OTLP/HTTP: the request (:class:`ObservabilityMiddleware`), the service,
@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -109,6 +110,26 @@ def _trace_ids() -> dict[str, str]:
     return {"trace_id": f"{ctx.trace_id:032x}", "span_id": f"{ctx.span_id:016x}"}
 
 
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record is emitted, not the stream it was
+    when logging was configured (which may have been replaced and closed since: a server
+    started inside a test, or under a process that swaps its streams)."""
+
+    def __init__(self, level: int = logging.NOTSET) -> None:
+        logging.Handler.__init__(self, level)
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: Any) -> None:
+        pass  # always the current sys.stderr
+
+
+OUR_LOGGERS = ("sgam", "api", "graph", "extraction")
+
+
 def log_config(log_format: Literal["text", "json"] = "text", level: str = "info") -> dict[str, Any]:
     """The ``dictConfig`` for uvicorn's loggers and ours; everything on stderr (stdout is
     the protocol channel of ``sgam mcp``)."""
@@ -131,11 +152,7 @@ def log_config(log_format: Literal["text", "json"] = "text", level: str = "info"
                 "use_colors": False,
             },
         }
-    handler = {
-        "class": "logging.StreamHandler",
-        "stream": "ext://sys.stderr",
-        "filters": ["request_id"],
-    }
+    handler = {"class": "api.observability.StderrHandler", "filters": ["request_id"]}
     upper = "DEBUG" if level.lower() == "trace" else level.upper()
     return {
         "version": 1,
@@ -154,8 +171,14 @@ def log_config(log_format: Literal["text", "json"] = "text", level: str = "info"
             "httpx": {"level": "WARNING"},
             # At INFO it draws a progress bar on stderr for every query it embeds.
             "sentence_transformers": {"level": "WARNING"},
+            # sgam's own packages, at the level asked. The root logger is left alone:
+            # what other libraries log (the neo4j driver's retries) stays theirs to route,
+            # and a command line in the same process keeps its stderr to itself.
+            **{
+                name: {"handlers": ["default"], "level": upper, "propagate": False}
+                for name in OUR_LOGGERS
+            },
         },
-        "root": {"handlers": ["default"], "level": upper},
     }
 
 

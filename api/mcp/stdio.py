@@ -2,7 +2,8 @@
 
 stdout carries the protocol, so every log line goes to stderr. The process serves until
 the client closes stdin; background extraction (``extract=background``) is done by its own
-queue workers (``SGAM_WORKERS``, for this tenant only), as in ``sgam serve``.
+queue workers (``SGAM_WORKERS``, for this tenant only), as in ``sgam serve``, with the
+search indexer beside them.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from api.metrics import Metrics
 from api.observability import configure_tracing, flush_traces, log_config
 from api.settings import Settings
 from extraction import build_extractor, start_workers
+from graph.embeddings import default_embedder
 from graph.errors import SgamError
 from graph.model import TENANT_RE, valid_tenant
+from graph.retrieval import SearchableStore
+from graph.retrieval.indexer import start_indexer
 from graph.service import MemoryService
 from graph.stores import open_store
 
@@ -58,11 +62,20 @@ def run_stdio(store_url: str | None, tenant: str, *, settings: Settings | None =
     pool = (
         start_workers(service, extractor, settings, tenant_id=tenant) if settings.workers else None
     )
+    # As in `sgam serve`: the model loads in the background and, beside the workers, the
+    # indexer embeds new items off the call path (without it, search finds them by words
+    # and graph only).
+    default_embedder().start_loading()
+    indexer = (
+        start_indexer(store) if settings.workers and isinstance(store, SearchableStore) else None
+    )
     try:
         anyio.run(_serve, mcp)
     except KeyboardInterrupt:
         pass
     finally:
+        if indexer is not None:
+            indexer.stop()
         if pool is not None:
             pool.stop()
         if extractor is not None:

@@ -16,7 +16,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.observability import JsonFormatter, RequestIdFilter, accept_request_id, log_config
+from api.observability import (
+    JsonFormatter,
+    RequestIdFilter,
+    StderrHandler,
+    accept_request_id,
+    log_config,
+)
 from extraction.loopback import LoopbackLLM, answer, completion
 from graph import tracing
 from tests.api.conftest import AppFactory
@@ -93,11 +99,22 @@ def test_log_lines_carry_the_request_id_as_json(make_app: AppFactory, tenant: st
 def test_log_config_text_and_json() -> None:
     text = log_config("text", "info")
     assert "%(request_id)s" in text["formatters"]["default"]["fmt"]
-    assert text["handlers"]["default"]["stream"] == "ext://sys.stderr"
-    assert text["root"]["level"] == "INFO"
+    assert text["handlers"]["default"]["class"] == "api.observability.StderrHandler"
+    assert text["loggers"]["sgam"] == {"handlers": ["default"], "level": "INFO", "propagate": False}
+    assert "root" not in text  # libraries' records are left to whoever configured the root
     js = log_config("json", "debug")
     assert js["formatters"]["access"]["()"] == "api.observability.JsonFormatter"
     assert js["loggers"]["uvicorn.access"]["level"] == "DEBUG"
+
+
+def test_the_log_handler_writes_to_the_current_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    handler = StderrHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.emit(logging.makeLogRecord({"msg": "first", "levelno": logging.INFO}))
+    assert capsys.readouterr().err == "first\n"
+    handler.stream = io.StringIO()  # what logging.config may try: it stays sys.stderr
+    handler.emit(logging.makeLogRecord({"msg": "second", "levelno": logging.INFO}))
+    assert capsys.readouterr().err == "second\n"
 
 
 # -- traces ------------------------------------------------------------------------------
