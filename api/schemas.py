@@ -154,6 +154,7 @@ class Problem(BaseModel):
     errors: list[ProblemItem] | None = None
     conflicting_fact_id: str | None = None
     conflicting_source_episode_id: str | None = None
+    request_id: str | None = None  # the answer's X-Request-ID (absent in-process)
 
     def member(self, name: str) -> Any:
         """A member that is not a declared field (``episode_id``, ``limit``, ...)."""
