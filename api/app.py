@@ -1,31 +1,34 @@
 """The app factory: ``create_app(settings, store=...)``; nothing is built at import time.
 
-Request path, outermost first: metrics → tenant gate (401/404 before anything reads the
-request) → request body (413; 400 for JSON the stores cannot hold) → FastAPI (validation,
-routes, problem+json handlers).
+Request path, outermost first: request id and trace span (:mod:`api.observability`, outside
+even the 500 handler) → metrics → tenant gate (401/404 before anything reads the request) →
+request body (413; 400 for JSON the stores cannot hold) → FastAPI (validation, routes,
+problem+json handlers). ``/mcp`` is the MCP endpoint (:mod:`api.mcp`), which checks its
+own key and body size.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import KeyRing, TenantGate
 from api.deps import AppContext
 from api.errors import error_response, install_error_handlers, problem_response
-from api.limits import body_nesting_error
-from api.metrics import Metrics, MetricsMiddleware
+from api.limits import body_nesting_error, json_body_problem
+from api.mcp import McpHttp
+from api.metrics import MeteredExtractor, Metrics, MetricsMiddleware, RouteTemplates
+from api.observability import ObservabilityMiddleware, configure_tracing, flush_traces
 from api.problems import HTTP_PROBLEMS, PayloadTooLargeError
 from api.routes import routers
+from api.schemas import API_VERSION
 from api.settings import Settings
 from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
@@ -40,7 +43,6 @@ from graph.stores import open_store
 
 log = logging.getLogger("sgam.api")
 
-API_VERSION = "1.0.0"
 DESCRIPTION = """\
 Temporal knowledge-graph memory for AI agents: typed facts with validity intervals and
 provenance. Every data path is under `/v1/tenants/{tenant}`; send
@@ -48,56 +50,7 @@ provenance. Every data path is under `/v1/tenants/{tenant}`; send
 """
 
 
-INT64 = 2**63
-# A \u escape of a UTF-16 surrogate; paired ones (emoji) are fine, lone ones are not text.
-SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-class _NotPortableJSON(ValueError):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _NotPortableJSON(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotPortableJSON(f"{text} is out of the range of a double")
-    return value
-
-
-def _int64(text: str) -> int:
-    value = int(text)
-    if not -INT64 <= value < INT64:
-        raise _NotPortableJSON(f"{text} does not fit in a 64-bit integer")
-    return value
-
-
-def json_body_problem(body: bytes) -> str | None:
-    """Why a JSON body cannot be stored as sent, or None.
-
-    Python's parser accepts what JSON (RFC 8259) does not carry and the stores cannot
-    hold: ``NaN``/``Infinity``, numbers that overflow a double or a 64-bit integer, and
-    lone UTF-16 surrogates. Malformed JSON is left to FastAPI (400 as well).
-    """
-    try:
-        data = json.loads(
-            body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
-        )
-    except _NotPortableJSON as e:
-        return str(e)
-    except ValueError:  # malformed: FastAPI answers it
-        return None
-    if SURROGATE_ESCAPE.search(body):
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            return "a string holds a lone UTF-16 surrogate (not Unicode text)"
-    return None
-
-
+MCP_PATH = "/mcp"
 def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
     for name, value in headers:
         if name == b"content-type":
@@ -115,12 +68,15 @@ class RequestBodyMiddleware:
     (:func:`json_body_problem`). A refused request writes nothing.
     """
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_body_bytes: int, exempt: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
         self.limit = max_body_bytes
+        self.exempt = exempt  # paths that check their bodies themselves (/mcp)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope["path"] in self.exempt:
             await self.app(scope, receive, send)
             return
         for name, value in scope["headers"]:
@@ -191,6 +147,11 @@ class SgamApp(FastAPI):
         _problem_media_types(schema)  # idempotent
         return schema
 
+    def build_middleware_stack(self) -> ASGIApp:
+        # Outermost, around the 500 handler too: every answer carries its request id.
+        routes = RouteTemplates(lambda: _templates(self))
+        return ObservabilityMiddleware(super().build_middleware_stack(), route_of=routes.of)
+
 
 def _problem_media_types(schema: dict[str, Any]) -> None:
     for item in schema.get("paths", {}).values():
@@ -205,9 +166,9 @@ def _problem_media_types(schema: dict[str, Any]) -> None:
 
 
 def _templates(app: FastAPI) -> list[str]:
-    """Every route template the app serves (documented ones and the docs themselves)."""
+    """Every route template the app serves (documented ones, the docs themselves, /mcp)."""
     paths = list(app.openapi().get("paths", {}))
-    return [*paths, *(p for p in (app.openapi_url, app.docs_url) if p)]
+    return [*paths, *(p for p in (app.openapi_url, app.docs_url, MCP_PATH) if p)]
 
 
 def create_app(settings: Settings | None = None, *, store: Store | None = None) -> FastAPI:
@@ -217,7 +178,10 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     owned = store is None
     the_store = open_store(settings.store_url) if store is None else store
     metrics = Metrics()
+    configure_tracing(settings)
     extractor = build_extractor(settings)
+    if extractor is not None:  # its model usage is totalled in /metrics
+        extractor = MeteredExtractor(extractor, metrics)
     ctx = AppContext(
         settings=settings,
         store=the_store,
@@ -226,6 +190,7 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         keyring=KeyRing(settings.api_keys),
         extractor=extractor,
     )
+    mcp = McpHttp.from_context(ctx)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -253,12 +218,14 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
             else None
         )
         try:
-            yield
+            async with mcp.run():  # the MCP transport's task group lives as long as the app
+                yield
         finally:
             if purger is not None:
                 purger.stop()
             if indexer is not None:
                 indexer.stop()
+            flush_traces()
             if pool is not None:
                 pool.stop()
             if extractor is not None:
@@ -283,8 +250,11 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
     for router in routers():
         app.include_router(router)
     install_ui(app)
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
     # add_middleware puts each new one outside the previous: innermost first.
-    app.add_middleware(RequestBodyMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestBodyMiddleware, max_body_bytes=settings.max_body_bytes, exempt=(MCP_PATH,)
+    )
     app.add_middleware(TenantGate, keyring=ctx.keyring)
     app.add_middleware(MetricsMiddleware, metrics=metrics, templates=lambda: _templates(app))
     return app

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import re
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,3 +119,20 @@ class TenantGate:
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         await self.app(scope, receive, send)
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` stands for is a loopback address."""
+    name = host.strip("[]")
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        pass
+    if name.lower() == "localhost":
+        return True
+    try:
+        infos = socket.getaddrinfo(name, None)
+    except OSError:
+        return False
+    addrs = {str(info[4][0]).split("%")[0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.metrics import Metrics
+from api.observability import current_request_id
 from api.problems import (
     HTTP_PROBLEMS,
     PayloadTooLargeError,
@@ -55,6 +56,16 @@ def problem_response(
     headers: dict[str, str] | None = None,
     **members: Any,
 ) -> ProblemResponse:
+    body = problem_body(
+        status=status, slug=slug, title=title, detail=detail, instance=instance, **members
+    )
+    return ProblemResponse(body, status_code=status, headers=headers)
+
+
+def problem_body(
+    *, status: int, slug: str, title: str, detail: str | None, instance: str | None, **members: Any
+) -> dict[str, Any]:
+    """The RFC 9457 members, the ones naming what went wrong, and the request id."""
     body: dict[str, Any] = {
         "type": problem_type(slug),
         "title": title,
@@ -63,7 +74,10 @@ def problem_response(
         "instance": instance,
     }
     body.update({k: v for k, v in members.items() if v is not None})
-    return ProblemResponse(body, status_code=status, headers=headers)
+    request_id = current_request_id()
+    if request_id is not None and "request_id" not in body:
+        body["request_id"] = request_id
+    return body
 
 
 def _json_safe(value: Any) -> Any:
@@ -82,6 +96,14 @@ def error_response(
 ) -> ProblemResponse:
     """The problem for a domain or API error, with the members that name what went wrong.
     ``retry_after``: the Retry-After of a 503 whose error does not name its own."""
+    status, body, headers = error_problem(error, instance=instance, retry_after=retry_after)
+    return ProblemResponse(body, status_code=status, headers=headers or None)
+
+
+def error_problem(
+    error: SgamError, *, instance: str | None, retry_after: int = DEFAULT_RETRY_AFTER
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Status, body and headers of the problem for an error (REST and MCP share it)."""
     status, slug, title = problem_for(error)
     members: dict[str, Any] = {}
     headers: dict[str, str] = {}
@@ -110,15 +132,10 @@ def error_response(
         headers["WWW-Authenticate"] = 'Bearer realm="sgam"'
     elif isinstance(error, PayloadTooLargeError):
         members["limit"] = error.limit
-    return problem_response(
-        status=status,
-        slug=slug,
-        title=title,
-        detail=detail,
-        instance=instance,
-        headers=headers or None,
-        **members,
+    body = problem_body(
+        status=status, slug=slug, title=title, detail=detail, instance=instance, **members
     )
+    return status, body, headers
 
 
 def validation_items(errors: Sequence[Any]) -> list[dict[str, Any]]:
@@ -201,14 +218,20 @@ async def on_validation_error(request: Request, exc: Exception) -> ProblemRespon
             detail=f"the request body is not valid JSON: {ctx.get('error', 'decode error')}",
             instance=request.url.path,
         )
+    body = validation_problem(errors, instance=request.url.path)
+    return ProblemResponse(body, status_code=422)
+
+
+def validation_problem(errors: Sequence[Any], *, instance: str | None) -> dict[str, Any]:
+    """The 422 problem body for pydantic errors (located as FastAPI locates them)."""
     items = validation_items(errors)
     detail = "; ".join(_describe(i) for i in items)
-    return problem_response(
+    return problem_body(
         status=422,
         slug=HTTP_PROBLEMS[422][0],
         title=HTTP_PROBLEMS[422][1],
         detail=detail or "invalid request",
-        instance=request.url.path,
+        instance=instance,
         errors=items,
     )
 

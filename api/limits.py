@@ -10,7 +10,10 @@ Fields within the bound are checked exactly by the models themselves.
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from typing import Any
 
 from graph.errors import ItemError, ValidationError
 from graph.model import MAX_JSON_DEPTH, too_deep
@@ -75,3 +78,53 @@ def body_nesting_error(body: bytes) -> ValidationError | None:
         return None
     member = _member_too_deep(body, MAX_BODY_DEPTH)
     return ValidationError([ItemError(reason=too_deep(MAX_JSON_DEPTH), field=member)])
+
+
+INT64 = 2**63
+# A \u escape of a UTF-16 surrogate; paired ones (emoji) are fine, lone ones are not text.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class _NotPortableJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise _NotPortableJSON(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotPortableJSON(f"{text} is out of the range of a double")
+    return value
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -INT64 <= value < INT64:
+        raise _NotPortableJSON(f"{text} does not fit in a 64-bit integer")
+    return value
+
+
+def json_body_problem(body: bytes) -> str | None:
+    """Why a JSON body cannot be stored as sent, or None.
+
+    Python's parser accepts what JSON (RFC 8259) does not carry and the stores cannot
+    hold: ``NaN``/``Infinity``, numbers that overflow a double or a 64-bit integer, and
+    lone UTF-16 surrogates. Malformed JSON is left to FastAPI (400 as well).
+    """
+    try:
+        data = json.loads(
+            body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
+        )
+    except _NotPortableJSON as e:
+        return str(e)
+    except ValueError:  # malformed: FastAPI answers it
+        return None
+    if SURROGATE_ESCAPE.search(body):
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return "a string holds a lone UTF-16 surrogate (not Unicode text)"
+    return None

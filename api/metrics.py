@@ -1,7 +1,12 @@
 """Prometheus metrics, one registry per app (tests build many apps in one process).
 
 Labels are bounded: the route *template* (``/v1/tenants/{tenant}/facts``), never the raw
-path, so no tenant id or other request data reaches ``/metrics``.
+path, so no tenant id or other request data reaches what ``/metrics`` shows everyone.
+
+Model usage is totalled per tenant and model (``sgam_llm_tokens_total{tenant,model,kind}``,
+``sgam_llm_request_duration_seconds{tenant,model}``, ``sgam_llm_calls_total{tenant,model}``)
+in a second registry, rendered only for the admin key (or on an open server, which is
+loopback-only): a tenant's key, or no key, never learns which other tenants exist.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from prometheus_client.registry import Collector
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graph.model import WriteStatus
+from extraction import ExtractionError, ExtractionRequest, Extractor, Proposal
+from graph.model import ModelUsage, WriteStatus
 from graph.retrieval.indexer import KindLag
 
 log = logging.getLogger(__name__)
@@ -39,6 +45,7 @@ LATENCY_BUCKETS = (
     5.0,
     10.0,
 )
+LLM_LATENCY_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
@@ -73,6 +80,27 @@ class Metrics:
             registry=self.registry,
         )
 
+        # Per tenant: served to the admin key only (see the module docstring).
+        self.tenant_registry = CollectorRegistry(auto_describe=True)
+        self.llm_tokens = Counter(
+            "sgam_llm_tokens",
+            "Model tokens spent on extraction, as the endpoint's usage reported them",
+            ("tenant", "model", "kind"),
+            registry=self.tenant_registry,
+        )
+        self.llm_calls = Counter(
+            "sgam_llm_calls",
+            "Model completions received for extraction",
+            ("tenant", "model"),
+            registry=self.tenant_registry,
+        )
+        self.llm_latency = Histogram(
+            "sgam_llm_request_duration_seconds",
+            "Time one extraction waited for the model (retries included)",
+            ("tenant", "model"),
+            buckets=LLM_LATENCY_BUCKETS,
+            registry=self.tenant_registry,
+        )
     def watch_index(self, lag: Callable[[], Mapping[str, KindLag]]) -> None:
         """Report the index lag (per kind, over all tenants) at each scrape."""
         self.registry.register(_IndexLagCollector(lag))
@@ -81,8 +109,42 @@ class Metrics:
         for o in outcomes:
             self.facts_written.labels(outcome=o.value).inc()
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def record_usage(self, tenant_id: str, usage: ModelUsage | None) -> None:
+        if usage is None:
+            return
+        self.llm_tokens.labels(tenant_id, usage.model, "prompt").inc(usage.prompt_tokens)
+        self.llm_tokens.labels(tenant_id, usage.model, "completion").inc(usage.completion_tokens)
+        self.llm_calls.labels(tenant_id, usage.model).inc(usage.calls)
+        self.llm_latency.labels(tenant_id, usage.model).observe(usage.latency_seconds)
+
+    def render(self, *, tenants: bool = False) -> bytes:
+        """Prometheus text; with ``tenants``, the per-tenant series too (admin only)."""
+        text = generate_latest(self.registry)
+        return text + generate_latest(self.tenant_registry) if tenants else text
+
+
+class MeteredExtractor:
+    """An extractor whose every model call is counted in :class:`Metrics` (the calls of
+    ``extract=sync`` requests and of the server's own queue workers alike)."""
+
+    def __init__(self, inner: Extractor, metrics: Metrics) -> None:
+        self.inner = inner
+        self.metrics = metrics
+        self.name = inner.name
+        self.wants_context = inner.wants_context
+
+    def extract(self, request: ExtractionRequest) -> Proposal:
+        tenant = request.episode.tenant_id
+        try:
+            proposal = self.inner.extract(request)
+        except ExtractionError as e:
+            self.metrics.record_usage(tenant, e.usage)  # a bad answer still cost tokens
+            raise
+        self.metrics.record_usage(tenant, proposal.usage)
+        return proposal
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class _IndexLagCollector(Collector):

@@ -27,6 +27,8 @@ from graph.model import (
 )
 from graph.schema import MemorySchema
 
+API_VERSION = "1.0.0"  # of the REST API and the MCP server
+
 MAX_BATCH = 1000
 
 # -- facts -----------------------------------------------------------------------------
@@ -152,6 +154,7 @@ class Problem(BaseModel):
     errors: list[ProblemItem] | None = None
     conflicting_fact_id: str | None = None
     conflicting_source_episode_id: str | None = None
+    request_id: str | None = None  # the answer's X-Request-ID (absent in-process)
 
     def member(self, name: str) -> Any:
         """A member that is not a declared field (``episode_id``, ``limit``, ...)."""

@@ -6,7 +6,6 @@ reason on stderr) to listen anywhere but on a loopback address.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 import time
@@ -16,6 +15,8 @@ from contextlib import contextmanager
 import uvicorn
 
 from api.app import create_app
+from api.auth import is_loopback
+from api.observability import log_config
 from api.settings import Settings
 from graph.errors import SgamError
 from graph.port import Store
@@ -27,23 +28,6 @@ class ServeRefused(SystemExit):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def is_loopback(host: str) -> bool:
-    """True when every address ``host`` stands for is a loopback address."""
-    name = host.strip("[]")
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        pass
-    if name.lower() == "localhost":
-        return True
-    try:
-        infos = socket.getaddrinfo(name, None)
-    except OSError:
-        return False
-    addrs = {str(info[4][0]).split("%")[0] for info in infos}
-    return bool(addrs) and all(ipaddress.ip_address(a).is_loopback for a in addrs)
 
 
 def check_bind(settings: Settings) -> None:
@@ -62,6 +46,8 @@ def _config(settings: Settings, store: Store | None) -> uvicorn.Config:
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        # Request ids in every line; SGAM_LOG_FORMAT=json for one JSON object per line.
+        log_config=log_config(settings.log_format, settings.log_level),
         lifespan="on",
         server_header=False,
         workers=1,

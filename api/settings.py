@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import NoDecode, SettingsConfigDict
 
+from api.observability import ObservabilitySettings
 from extraction.settings import ExtractionSettings
 from graph.model import valid_tenant
 from graph.stores import DEFAULT_STORE_URL
@@ -60,8 +61,9 @@ def parse_api_keys(text: str) -> list[ApiKey]:
     return keys
 
 
-class Settings(ExtractionSettings):
-    """Server settings; the extraction ones (SGAM_LLM_*, SGAM_WORKERS...) are inherited."""
+class Settings(ExtractionSettings, ObservabilitySettings):
+    """Server settings; the extraction ones (SGAM_LLM_*, SGAM_WORKERS...) and the
+    observability ones (SGAM_LOG_FORMAT, SGAM_OTLP_ENDPOINT) are inherited."""
 
     # hide_input_in_errors: a settings error must not print the value it refused, which
     # for SGAM_API_KEYS is every key.

@@ -31,7 +31,9 @@ from extraction.models import (
 )
 from extraction.prompt import messages
 from extraction.settings import ExtractionSettings
+from graph.model import ModelUsage
 from graph.timeutil import utcnow
+from graph.tracing import set_attributes, span
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
@@ -127,15 +129,44 @@ class LlmExtractor:
 
     def extract(self, request: ExtractionRequest) -> Proposal:
         sent = [0]
-        try:
-            content = self._complete(self.body(request), sent)
-            candidates = parse_content(content)
-        except ExtractionError as e:
-            e.http_attempts = sent[0]
-            e.model_calls = 1 if isinstance(e, ModelOutputError) else 0
-            raise
+        tokens: list[tuple[int, int]] = []  # (prompt, completion) of each answer received
+        start = time.perf_counter()
+        attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": self.model}
+        with span("llm.chat", **attrs):
+            try:
+                content = self._complete(self.body(request), sent, tokens)
+                candidates = parse_content(content)
+            except ExtractionError as e:
+                e.http_attempts = sent[0]
+                e.model_calls = 1 if isinstance(e, ModelOutputError) else 0
+                e.usage = self._usage(tokens, start)
+                raise
+            finally:
+                set_attributes(
+                    **{
+                        "gen_ai.usage.input_tokens": sum(t[0] for t in tokens),
+                        "gen_ai.usage.output_tokens": sum(t[1] for t in tokens),
+                        "sgam.http_attempts": sent[0],
+                    }
+                )
         return Proposal(
-            extractor=self.name, candidates=candidates, model_calls=1, http_attempts=sent[0]
+            extractor=self.name,
+            candidates=candidates,
+            model_calls=1,
+            http_attempts=sent[0],
+            usage=self._usage(tokens, start),
+        )
+
+    def _usage(self, tokens: list[tuple[int, int]], start: float) -> ModelUsage | None:
+        """Usage of the answers received (None when the model never answered)."""
+        if not tokens:
+            return None
+        return ModelUsage(
+            model=self.model,  # as configured: a bounded label, unlike the answer's own name
+            prompt_tokens=sum(t[0] for t in tokens),
+            completion_tokens=sum(t[1] for t in tokens),
+            calls=len(tokens),
+            latency_seconds=time.perf_counter() - start,
         )
 
     def _post(self, body: dict[str, Any]) -> httpx.Response:
@@ -143,9 +174,11 @@ class LlmExtractor:
             self.requests_sent += 1
         return self._client.post(self.url, json=body)
 
-    def _complete(self, body: dict[str, Any], sent: list[int]) -> str:
+    def _complete(
+        self, body: dict[str, Any], sent: list[int], tokens: list[tuple[int, int]]
+    ) -> str:
         """Send the request, retrying as the module says; the message content.
-        ``sent[0]`` counts the requests sent."""
+        ``sent[0]`` counts the requests sent; ``tokens`` gets the usage of the answer."""
         attempt = 0
         while True:
             attempt += 1
@@ -165,7 +198,7 @@ class LlmExtractor:
                 self._sleep(self._backoff(attempt))
                 continue
             if resp.status_code == 200:
-                return _content_of(resp)
+                return _content_of(resp, tokens)
             detail = f"HTTP {resp.status_code} from the model endpoint: {_excerpt(resp.text)!r}"
             if resp.status_code not in RETRY_STATUSES:
                 # 400/401/404...: configuration or request errors; repeating cannot help.
@@ -181,14 +214,30 @@ class LlmExtractor:
         return float(min(self.max_retry_wait, 0.5 * 2 ** (attempt - 1)))
 
 
-def _content_of(resp: httpx.Response) -> str:
-    """The first choice's message content of a chat-completions answer."""
+def usage_tokens(data: Any) -> tuple[int, int]:
+    """(prompt, completion) tokens of a chat-completions answer's ``usage``; 0 for what
+    the server did not report (some local servers send no usage at all)."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return 0, 0
+
+    def count(name: str) -> int:
+        v = usage.get(name)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+    return count("prompt_tokens"), count("completion_tokens")
+
+
+def _content_of(resp: httpx.Response, tokens: list[tuple[int, int]]) -> str:
+    """The first choice's message content of a chat-completions answer; its usage is
+    appended to ``tokens`` first (an answer costs tokens even when its content is bad)."""
     try:
         data = resp.json()
     except ValueError as e:
         raise ModelOutputError(
             f"the model endpoint answered 200 with a body that is not JSON: {_excerpt(resp.text)!r}"
         ) from e
+    tokens.append(usage_tokens(data))
     try:
         message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError) as e:

@@ -37,8 +37,9 @@ class Reply:
 Responder = Callable[[dict[str, Any]], Reply]
 
 
-def completion(content: str) -> Reply:
-    """A 200 chat-completions answer whose message content is ``content``."""
+def completion(content: str, *, usage: tuple[int, int] = (0, 0)) -> Reply:
+    """A 200 chat-completions answer whose message content is ``content``, reporting
+    ``usage`` as (prompt, completion) tokens."""
     body = {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
@@ -50,13 +51,17 @@ def completion(content: str) -> Reply:
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        },
     }
     return Reply(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
 
 
-def answer(facts: list[dict[str, Any]]) -> Reply:
-    return completion(json.dumps({"facts": facts}))
+def answer(facts: list[dict[str, Any]], *, usage: tuple[int, int] = (0, 0)) -> Reply:
+    return completion(json.dumps({"facts": facts}), usage=usage)
 
 
 def status(code: int, *, retry_after: str | None = None, text: str = "") -> Reply:

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from graph.errors import SgamError
-from graph.model import Entity, Episode, EpisodeStatus, Fact
+from graph.model import Entity, Episode, EpisodeStatus, Fact, ModelUsage
 from graph.queue import MergeCandidate, PendingCandidate
 from graph.schema import MemorySchema
 
@@ -53,6 +53,7 @@ class ExtractionError(SgamError):
         self.retry_after = retry_after  # seconds the endpoint asked us to wait, if it did
         self.model_calls = 0  # completions received before it failed (for the report)
         self.http_attempts = 0
+        self.usage: ModelUsage | None = None  # what the model answers that came cost
         super().__init__(reason)
 
 
@@ -102,6 +103,7 @@ class Proposal:
     rejected: list[RejectedCandidate] = field(default_factory=list)
     model_calls: int = 0  # completions that produced this answer (1 for the LLM, 0 otherwise)
     http_attempts: int = 0  # requests sent, retries included
+    usage: ModelUsage | None = None  # tokens and latency of the model call, when one ran
 
 
 class Extractor(Protocol):
@@ -132,4 +134,5 @@ class ExtractionReport(BaseModel):
     pending: list[PendingCandidate] = Field(default_factory=list)
     merge_candidates: list[MergeCandidate] = Field(default_factory=list)
     error: str | None = None
+    usage: ModelUsage | None = None  # the episode's model usage, this attempt included
     lease_lost: bool = False  # another worker took the episode over; this outcome was dropped

@@ -38,7 +38,7 @@ from extraction.policy import apply_policy
 from extraction.resolution import EntityResolver
 from extraction.settings import ExtractionSettings
 from graph.errors import ConflictError, NotFoundError, SgamError, invalid
-from graph.model import Entity, Episode, EpisodeCreate, EpisodeStatus, ExtractMode
+from graph.model import Entity, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, ModelUsage
 from graph.queue import QueueStore
 from graph.schema import MemorySchema
 from graph.service import MemoryService
@@ -197,6 +197,7 @@ def extract_episode(
         rejected=rejected,
         pending=policy.pending,
         merge_candidates=merges,
+        usage=total_usage(episode.usage, proposal.usage),
     )
 
 
@@ -212,6 +213,17 @@ def whole_catalog(queue: QueueStore, *, tenant_id: str, page: int) -> list[Entit
         if len(rows) < page:
             return out
         after = (rows[-1].created_at, rows[-1].entity_id)
+
+
+def total_usage(before: ModelUsage | None, now: ModelUsage | None) -> ModelUsage | None:
+    """The episode's model usage over its attempts (None while no model ever answered)."""
+    if before is None:
+        return now
+    return before.plus(now)
+
+
+def _usage_row(usage: ModelUsage | None) -> dict[str, object] | None:
+    return None if usage is None else usage.model_dump(mode="json")
 
 
 def next_attempt(
@@ -261,6 +273,7 @@ def run_claimed(
             episode_id=episode.episode_id,
             owner=owner,
             rejected=[r.model_dump(mode="json") for r in report.rejected],
+            usage=_usage_row(report.usage),
         )
     )
     return report
@@ -283,6 +296,7 @@ def _failed(
     )
     if retry_at is not None:
         reason = f"{reason} (attempt {episode.attempts} of {settings.worker_max_attempts})"
+    usage = total_usage(episode.usage, error.usage if error else None)
     kept = _record(
         lambda: queue.fail(
             tenant_id=episode.tenant_id,
@@ -290,6 +304,7 @@ def _failed(
             owner=owner,
             error=reason,
             retry_at=retry_at,
+            usage=_usage_row(usage) if error is not None and error.usage else None,
         )
     )
     log.info("extraction of %s failed: %s", episode.episode_id, reason)
@@ -301,6 +316,7 @@ def _failed(
         http_attempts=error.http_attempts if error else 0,
         attempts=episode.attempts,
         error=reason,
+        usage=usage,
         lease_lost=not kept,
     )
 

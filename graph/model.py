@@ -322,6 +322,28 @@ class EpisodeCreate(BaseModel):
         return _shallow(v)  # before pydantic walks the value
 
 
+class ModelUsage(BaseModel):
+    """What extracting one episode cost in model calls, summed over its attempts: tokens as
+    the endpoint's ``usage`` reported them, and the time spent waiting for the model."""
+
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0  # completions answered
+    latency_seconds: float = 0.0  # wall time of the model requests, retries included
+
+    def plus(self, other: ModelUsage | None) -> ModelUsage:
+        if other is None:
+            return self
+        return ModelUsage(
+            model=other.model,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            calls=self.calls + other.calls,
+            latency_seconds=self.latency_seconds + other.latency_seconds,
+        )
+
+
 class Episode(BaseModel):
     tenant_id: str
     episode_id: str
@@ -340,6 +362,7 @@ class Episode(BaseModel):
     # Queue-internal, never answered: whether extracting it needs a model (no event
     # mapping matches it). None: not known (stored before it was recorded) — any worker.
     needs_model: bool | None = Field(default=None, exclude=True)
+    usage: ModelUsage | None = None  # model usage of its extraction, when a model ran
 
     def text(self) -> str:
         if isinstance(self.content, str):

@@ -142,8 +142,10 @@ class QueueStore(Protocol):
         episode_id: str,
         owner: str,
         rejected: Sequence[dict[str, object]],
+        usage: dict[str, object] | None = None,
     ) -> bool:
-        """processing → extracted, only for the lease holder; False if the lease was lost."""
+        """processing → extracted, only for the lease holder; False if the lease was lost.
+        ``usage`` (the episode's model usage so far) replaces the stored one when given."""
 
     def fail(
         self,
@@ -154,6 +156,7 @@ class QueueStore(Protocol):
         error: str,
         retry_at: datetime | None,
         rejected: Sequence[dict[str, object]] = (),
+        usage: dict[str, object] | None = None,
     ) -> bool:
         """processing → pending due at ``retry_at``, or → failed when it is None."""
 

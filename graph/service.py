@@ -38,6 +38,7 @@ from graph.model import (
 from graph.port import LedgerTx, Store
 from graph.schema import PERMISSIVE, MemorySchema, reserved_type_errors
 from graph.timeutil import utcnow
+from graph.tracing import traced
 
 MAX_DEPTH = 4
 MAX_LIMIT = 1000
@@ -61,6 +62,7 @@ class EntityPage:
 
 
 T = TypeVar("T")
+TENANT = {"tenant_id": "sgam.tenant"}  # span attribute of each service call
 
 
 class MemoryService:
@@ -84,15 +86,18 @@ class MemoryService:
         raise AssertionError("unreachable")
 
     # -- schema ------------------------------------------------------------------------
+    @traced("memory.schema", args=TENANT)
     def schema(self, *, tenant_id: str) -> MemorySchema:
         return self.store.get_schema(tenant_id=tenant_id) or PERMISSIVE
 
+    @traced("memory.put_schema", args=TENANT)
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
         if errors := reserved_type_errors(schema):
             raise ValidationError(errors)
         return self.store.put_schema(tenant_id=tenant_id, schema=schema)
 
     # -- episodes ----------------------------------------------------------------------
+    @traced("memory.add_episode", args=TENANT)
     def add_episode(
         self, *, tenant_id: str, body: EpisodeCreate, status: EpisodeStatus = EpisodeStatus.STORED
     ) -> tuple[Episode, bool]:
@@ -139,12 +144,14 @@ class MemoryService:
 
         return self.in_transaction(work)
 
+    @traced("memory.get_episode", args=TENANT)
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode:
         ep = self.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
         if ep is None:
             raise NotFoundError("episode", episode_id)
         return ep
 
+    @traced("memory.episode_facts", args=TENANT)
     def episode_facts(self, *, tenant_id: str, episode_id: str) -> list[Fact]:
         """Every fact interval currently believed that cites this episode."""
         known_at = utcnow()
@@ -162,6 +169,7 @@ class MemoryService:
             facts += page
         return facts
 
+    @traced("memory.episode_facts_page", args=TENANT)
     def episode_facts_page(
         self,
         *,
@@ -184,12 +192,14 @@ class MemoryService:
         rows = self.store.facts(tenant_id=tenant_id, query=q)
         return rows[:limit], len(rows) > limit
 
+    @traced("memory.delete_episode", args=TENANT)
     def delete_episode(self, *, tenant_id: str, episode_id: str) -> DeleteResult:
         return self.in_transaction(
             lambda tx: ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=episode_id)
         )
 
     # -- writes ------------------------------------------------------------------------
+    @traced("memory.write_facts", args=TENANT)
     def write_facts(
         self,
         *,
@@ -215,6 +225,7 @@ class MemoryService:
 
         return self.in_transaction(work)
 
+    @traced("memory.retract", args=TENANT)
     def retract(self, *, tenant_id: str, fact_id: str, valid_to: datetime | None = None) -> Fact:
         return self.in_transaction(
             lambda tx: ledger.retract_fact(
@@ -223,6 +234,7 @@ class MemoryService:
         )
 
     # -- reads -------------------------------------------------------------------------
+    @traced("memory.facts", args=TENANT)
     def facts(
         self,
         *,
@@ -251,6 +263,7 @@ class MemoryService:
         )
         return self.store.facts(tenant_id=tenant_id, query=q)
 
+    @traced("memory.history", args=TENANT)
     def history(
         self,
         *,
@@ -276,6 +289,7 @@ class MemoryService:
             after=after,
         )
 
+    @traced("memory.predicates", args=TENANT)
     def predicates(
         self,
         *,
@@ -312,6 +326,7 @@ class MemoryService:
             found.append(last)
         return found[:limit], len(found) > limit
 
+    @traced("memory.entity", args=TENANT)
     def entity(
         self,
         *,
@@ -339,6 +354,7 @@ class MemoryService:
             facts += page.facts
         return page.entity, facts
 
+    @traced("memory.entity_page", args=TENANT)
     def entity_page(
         self,
         *,
@@ -383,6 +399,7 @@ class MemoryService:
             return EntityPage(ent, facts, (True, _keyset(taken[-1]) if taken else after))
         return EntityPage(ent, facts, None)
 
+    @traced("memory.neighbors", args=TENANT)
     def neighbors(
         self,
         *,

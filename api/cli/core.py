@@ -121,6 +121,7 @@ Subject = Annotated[str | None, typer.Option("--subject", help="Subject entity i
 Predicate = Annotated[str | None, typer.Option("--predicate", help="Predicate name.")]
 Object = Annotated[str | None, typer.Option("--object", help="Object entity id.")]
 Limit = Annotated[int | None, typer.Option("--limit", help="At most this many.")]
+Cursor = Annotated[str | None, typer.Option("--cursor", help="next_cursor of the previous page.")]
 
 
 # -- the memory a command works on -----------------------------------------------------

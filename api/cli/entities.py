@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from api.cli.core import AsOf, KnownAt, Target, memory_command
+from api.cli.core import AsOf, Cursor, KnownAt, Limit, Target, memory_command
 from api.schemas import EntityPublic
 from graph.model import Direction, Neighborhood
 from graph.service import MAX_DEPTH
@@ -20,13 +20,20 @@ def register(app: typer.Typer) -> None:
 
 
 def entity(
-    t: Target, entity_id: EntityId, as_of: AsOf = None, known_at: KnownAt = None
+    t: Target,
+    entity_id: EntityId,
+    as_of: AsOf = None,
+    known_at: KnownAt = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> EntityPublic:
-    """The entity and its facts, as subject or object, valid at --as-of.
+    """The entity and one page of its facts, as subject or object, valid at --as-of.
 
     GET /v1/tenants/{tenant}/entities/{id}
     """
-    return t.client.entity(t.tenant, entity_id, as_of=as_of, known_at=known_at)
+    return t.client.entity(
+        t.tenant, entity_id, as_of=as_of, known_at=known_at, limit=limit, cursor=cursor
+    )
 
 
 def neighbors(
@@ -40,6 +47,10 @@ def neighbors(
     direction: Annotated[Direction, typer.Option("--direction")] = Direction.BOTH,
     as_of: AsOf = None,
     known_at: KnownAt = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", help="At most this many facts; a larger subgraph is refused."),
+    ] = None,
 ) -> Neighborhood:
     """The subgraph within --depth hops, over facts valid at --as-of.
 
@@ -53,4 +64,5 @@ def neighbors(
         direction=direction,
         as_of=as_of,
         known_at=known_at,
+        limit=limit,
     )

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from api.cli.core import Exit, Failure, Target, instant, memory_command
+from api.cli.core import Cursor, Exit, Failure, Limit, Target, instant, memory_command
 from api.schemas import EpisodePublic, EpisodeWritten
 from graph.model import DeleteResult, Episode, EpisodeKind, ExtractMode
 
@@ -71,12 +71,14 @@ def add(
     return t.client.create_episode(t.tenant, {k: v for k, v in body.items() if v is not None})
 
 
-def get(t: Target, episode_id: EpisodeId) -> EpisodePublic:
-    """An episode, its status and the facts it sourced.
+def get(
+    t: Target, episode_id: EpisodeId, limit: Limit = None, cursor: Cursor = None
+) -> EpisodePublic:
+    """An episode, its status and one page of the facts it sourced.
 
     GET /v1/tenants/{tenant}/episodes/{id}
     """
-    return t.client.get_episode(t.tenant, episode_id)
+    return t.client.get_episode(t.tenant, episode_id, limit=limit, cursor=cursor)
 
 
 def delete(t: Target, episode_id: EpisodeId) -> DeleteResult:

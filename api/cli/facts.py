@@ -9,6 +9,7 @@ import typer
 
 from api.cli.core import (
     AsOf,
+    Cursor,
     KnownAt,
     Limit,
     Object,
@@ -22,7 +23,6 @@ from api.schemas import FactHistory, FactsPublic
 from graph.model import Fact
 
 MemoryType = Annotated[str | None, typer.Option("--memory-type", help="Memory type.")]
-Cursor = Annotated[str | None, typer.Option("--cursor", help="next_cursor of the previous page.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -65,13 +65,21 @@ def history(
     predicate: Annotated[str, typer.Option("--predicate", help="Predicate name.")],
     object: Object = None,
     known_at: KnownAt = None,
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> FactHistory:
-    """Every version of one timeline as known at --known-at.
+    """Every version of one timeline as known at --known-at, one page.
 
     GET /v1/tenants/{tenant}/facts/history
     """
     return t.client.history(
-        t.tenant, subject=subject, predicate=predicate, object=object, known_at=known_at
+        t.tenant,
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        known_at=known_at,
+        limit=limit,
+        cursor=cursor,
     )
 
 

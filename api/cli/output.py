@@ -118,7 +118,12 @@ def _facts_page(answer: FactsPublic) -> list[Block]:
 
 @view.register
 def _history(answer: FactHistory) -> list[Block]:
-    return [fact_table(answer.facts)]
+    return [fact_table(answer.facts), *_more("versions", answer.next_cursor)]
+
+
+def _more(what: str, cursor: str | None) -> list[Block]:
+    """The hint for the next page (on stderr), when there is one."""
+    return [] if cursor is None else [Note(f"more {what}: repeat with --cursor {cursor}")]
 
 
 @view.register
@@ -142,7 +147,8 @@ def _entities(entities: Iterable[Entity], title: str | None = None) -> Table:
 
 @view.register
 def _entity(answer: EntityPublic) -> list[Block]:
-    return [_entities([answer], "entity"), fact_table(answer.facts, "facts")]
+    blocks: list[Block] = [_entities([answer], "entity"), fact_table(answer.facts, "facts")]
+    return blocks + _more("facts", answer.next_cursor)
 
 
 @view.register
@@ -220,6 +226,7 @@ def _episode(answer: Episode) -> list[Block]:
     blocks: list[Block] = [fields_table(answer, names, "episode")]
     if isinstance(answer, EpisodePublic):
         blocks.append(fact_table(answer.facts, "facts"))
+        blocks += _more("facts", answer.next_cursor)
     return blocks
 
 

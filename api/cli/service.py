@@ -1,4 +1,4 @@
-"""``sgam serve`` and ``sgam worker``: the processes of a deployment."""
+"""``sgam serve``, ``sgam worker`` and ``sgam mcp``: the processes of a deployment."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ Store = Annotated[
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
     app.command("worker")(worker)
+    app.command("mcp")(mcp)
 
 
 def serve(
@@ -55,3 +56,23 @@ def worker(
     from extraction import ExtractionSettings, run_worker
 
     return run_worker(ExtractionSettings(), store_url=store, count=workers)
+
+
+def mcp(
+    store: Store = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option("--tenant", envvar="SGAM_TENANT", help="The one tenant served."),
+    ] = None,
+) -> int:
+    """Serve one tenant's memory as MCP tools over stdio (for an agent's MCP client).
+
+    stdout carries the protocol; logs go to stderr. Exit status 2 when the tenant is
+    missing or invalid or the store cannot be opened, with one line on stderr.
+    """
+    if not tenant:
+        print("sgam mcp: name the tenant: --tenant T (or SGAM_TENANT)", file=sys.stderr)
+        return 2
+    from api.mcp import run_stdio
+
+    return run_stdio(store, tenant)

@@ -185,9 +185,13 @@ def create_episode(tenant: str, episode: EpisodeCreate | Mapping[str, Any]) -> C
     return Call("POST", _tenant(tenant, "/episodes"), _model(EpisodeWritten), json=_body(episode))
 
 
-def get_episode(tenant: str, episode_id: str) -> Call[EpisodePublic]:
-    """An episode, its extraction status and the facts it sourced."""
-    return Call("GET", _tenant(tenant, f"/episodes/{_seg(episode_id)}"), _model(EpisodePublic))
+def get_episode(
+    tenant: str, episode_id: str, *, limit: int | None = None, cursor: str | None = None
+) -> Call[EpisodePublic]:
+    """An episode, its extraction status and one page of the facts it sourced."""
+    path = _tenant(tenant, f"/episodes/{_seg(episode_id)}")
+    params = _params(limit=limit, cursor=cursor)
+    return Call("GET", path, _model(EpisodePublic), params=params)
 
 
 def delete_episode(tenant: str, episode_id: str) -> Call[DeleteResult]:
@@ -252,9 +256,19 @@ def history(
     predicate: str,
     object: str | None = None,
     known_at: datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> Call[FactHistory]:
-    """Every version of one timeline as known at ``known_at``, ordered by valid_from."""
-    params = _params(subject=subject, predicate=predicate, object=object, known_at=known_at)
+    """Every version of one timeline as known at ``known_at``, ordered by valid_from, one
+    page."""
+    params = _params(
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        known_at=known_at,
+        limit=limit,
+        cursor=cursor,
+    )
     return Call("GET", _tenant(tenant, "/facts/history"), _model(FactHistory), params=params)
 
 
@@ -265,10 +279,13 @@ def entity(
     *,
     as_of: datetime | None = None,
     known_at: datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
 ) -> Call[EntityPublic]:
-    """The entity and its facts (as subject or object) valid at ``as_of``."""
+    """The entity and one page of its facts (as subject or object) valid at ``as_of``."""
     path = _tenant(tenant, f"/entities/{_seg(entity_id)}")
-    return Call("GET", path, _model(EntityPublic), params=_params(as_of=as_of, known_at=known_at))
+    params = _params(as_of=as_of, known_at=known_at, limit=limit, cursor=cursor)
+    return Call("GET", path, _model(EntityPublic), params=params)
 
 
 def neighbors(
@@ -280,14 +297,17 @@ def neighbors(
     direction: Direction = Direction.BOTH,
     as_of: datetime | None = None,
     known_at: datetime | None = None,
+    limit: int | None = None,
 ) -> Call[Neighborhood]:
-    """The subgraph reachable in ``depth`` hops over facts valid at ``as_of``."""
+    """The subgraph reachable in ``depth`` hops over facts valid at ``as_of`` (at most
+    ``limit`` facts: a larger one is refused, never cut)."""
     params = _params(
         depth=depth,
         predicates=predicates,
         direction=direction.value,
         as_of=as_of,
         known_at=known_at,
+        limit=limit,
     )
     path = _tenant(tenant, f"/entities/{_seg(entity_id)}/neighbors")
     return Call("GET", path, _model(Neighborhood), params=params)

@@ -10,9 +10,16 @@ from fastapi import Query, Response
 
 from api.cursors import next_cursor, resume
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
+from api.metrics import Metrics
 from api.routes.common import BODY_PROBLEMS, CursorParam, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
-from extraction import choose_mode, needs_model, on_episode_created
+from extraction import (
+    ExtractionSettings,
+    Extractor,
+    choose_mode,
+    needs_model,
+    on_episode_created,
+)
 from graph.errors import SgamError
 from graph.model import DeleteResult, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
 from graph.service import MAX_LIMIT, MemoryService
@@ -77,6 +84,32 @@ def create_episode(
     extractor: ExtractorDep,
     ctx: ContextDep,
 ) -> EpisodeWritten:
+    written = write_episode(
+        service,
+        tenant_id=tenant,
+        body=body,
+        metrics=metrics,
+        extractor=extractor,
+        settings=ctx.settings,
+    )
+    if not written.created:  # redelivery: nothing new beyond facts it had not stored yet
+        response.status_code = 200
+    return written
+
+
+def write_episode(
+    service: MemoryService,
+    *,
+    tenant_id: str,
+    body: EpisodeCreate,
+    metrics: Metrics,
+    extractor: Extractor | None,
+    settings: ExtractionSettings,
+) -> EpisodeWritten:
+    """Capture the episode with the client's own deltas (source: this episode) in one
+    transaction, then extract as asked; a failed extraction request takes the episode back
+    out. REST and MCP both call it."""
+    tenant = tenant_id
     mode = choose_mode(service, tenant_id=tenant, body=body, extractor=extractor)
     # Queued in the same write that captures it: nothing can be lost between the two.
     status = EpisodeStatus.PENDING if mode == ExtractMode.BACKGROUND else EpisodeStatus.STORED
@@ -91,7 +124,6 @@ def create_episode(
     )
     metrics.record_writes(result.outcomes)
     if not created:  # redelivery: its facts were written again, unchanged where present
-        response.status_code = 200
         facts, nxt = _sourced(
             service, tenant=tenant, episode_id=episode.episode_id, limit=MAX_LIMIT, cursor=None
         )
@@ -101,11 +133,11 @@ def create_episode(
         if mode == ExtractMode.SYNC:
             # Extraction failures are recorded on the episode (failed + reason, or
             # rejected candidates), never raised: the episode stays, the answer says why.
-            report = on_episode_created(service, extractor, episode, mode, settings=ctx.settings)
+            report = on_episode_created(service, extractor, episode, mode, settings=settings)
             written += report.facts
             episode = service.get_episode(tenant_id=tenant, episode_id=episode.episode_id)
         elif mode == ExtractMode.BACKGROUND:
-            on_episode_created(service, extractor, episode, mode, settings=ctx.settings)
+            on_episode_created(service, extractor, episode, mode, settings=settings)
     except SgamError:
         # A failed request writes nothing: take the just-created episode back out.
         # If that fails too, the original error is still the answer.

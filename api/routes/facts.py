@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Body, Query
@@ -11,7 +12,7 @@ from api.deps import MetricsDep, ServiceDep, TenantDep
 from api.routes.common import BODY_PROBLEMS, AsOf, CursorParam, KnownAt, problems, tenant_router
 from api.schemas import FactHistory, FactRetract, FactsCreate, FactsPublic
 from graph.model import Fact, WriteResult
-from graph.service import MAX_LIMIT
+from graph.service import MAX_LIMIT, MemoryService
 from graph.timeutil import format_instant, parse_instant
 
 router = tenant_router("facts")
@@ -67,6 +68,35 @@ def read_facts(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
     cursor: CursorParam = None,
 ) -> FactsPublic:
+    return facts_page(
+        service,
+        tenant_id=tenant,
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        memory_type=memory_type,
+        as_of=as_of,
+        known_at=known_at,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+def facts_page(
+    service: MemoryService,
+    *,
+    tenant_id: str,
+    subject: str | None,
+    predicate: str | None,
+    object: str | None,
+    memory_type: str | None,
+    as_of: datetime | None,
+    known_at: datetime | None,
+    limit: int,
+    cursor: str | None,
+) -> FactsPublic:
+    """One page of a state read, and the cursor of the next (REST and MCP both call it)."""
+    tenant = tenant_id
     filters: dict[str, str | None] = {
         "subject": subject,
         "predicate": predicate,
@@ -113,6 +143,31 @@ def fact_history(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Versions per page")] = MAX_LIMIT,
     cursor: CursorParam = None,
 ) -> FactHistory:
+    return history_page(
+        service,
+        tenant_id=tenant,
+        subject=subject,
+        predicate=predicate,
+        object=object,
+        known_at=known_at,
+        limit=limit,
+        cursor=cursor,
+    )
+
+
+def history_page(
+    service: MemoryService,
+    *,
+    tenant_id: str,
+    subject: str,
+    predicate: str,
+    object: str | None,
+    known_at: datetime | None,
+    limit: int,
+    cursor: str | None,
+) -> FactHistory:
+    """One page of a timeline, and the cursor of the next (REST and MCP both call it)."""
+    tenant = tenant_id
     filters: dict[str, str | None] = {
         "list": "history",
         "subject": subject,

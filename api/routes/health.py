@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from api.deps import MetricsDep, StoreDep
+from api.deps import ContextDep, MetricsDep, StoreDep
 from api.metrics import METRICS_CONTENT_TYPE
 from api.routes.common import problems
 from api.schemas import Embeddings, Health, KindLag, Ready
@@ -65,9 +65,15 @@ def embeddings_detail(store: Store) -> Embeddings | None:
 
 @router.get(
     "/metrics",
-    summary="Prometheus metrics (text format)",
+    summary="Prometheus metrics (text format); per-tenant model usage for the admin key only",
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}, **problems(401)},
 )
-def metrics(m: MetricsDep) -> Response:
-    return Response(content=m.render(), media_type=METRICS_CONTENT_TYPE)
+def metrics(m: MetricsDep, ctx: ContextDep, request: Request) -> Response:
+    # No key: the tenant-free series. A key must be a configured one (401 otherwise); only
+    # the admin key (or an open, loopback-only server) also sees the per-tenant series.
+    authorization = request.headers.get("authorization")
+    admin = ctx.keyring.open or (
+        authorization is not None and ctx.keyring.authenticate(authorization).admin
+    )
+    return Response(content=m.render(tenants=admin), media_type=METRICS_CONTENT_TYPE)

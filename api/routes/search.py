@@ -95,6 +95,12 @@ def _retriever(store: Store) -> Retriever:
     responses=BODY_PROBLEMS,
 )
 def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchResponse:
+    return run_search(store, tenant_id=tenant, body=body)
+
+
+def run_search(store: Store, *, tenant_id: str, body: SearchRequest) -> SearchResponse:
+    """Hybrid search for one tenant (REST and MCP both call it)."""
+    tenant = tenant_id
     answer = _retriever(store).answer(
         tenant_id=tenant,
         query=body.query,
@@ -125,6 +131,12 @@ def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchRes
     responses=BODY_PROBLEMS,
 )
 def context(tenant: TenantDep, body: ContextRequest, store: StoreDep) -> ContextResponse:
+    return build_context(store, tenant_id=tenant, body=body)
+
+
+def build_context(store: Store, *, tenant_id: str, body: ContextRequest) -> ContextResponse:
+    """The smallest cited context for one tenant (REST and MCP both call it)."""
+    tenant = tenant_id
     ctx = ContextBuilder(_retriever(store)).build(
         tenant_id=tenant,
         question=body.question,

@@ -237,6 +237,8 @@ def test_in_process_problems_are_the_servers(server: str, store: Store, tenant: 
         ):
             over_http = _problem(lambda: client_call(http))  # noqa: B023
             in_process = _problem(lambda: client_call(local))  # noqa: B023
+            # Only an answer over HTTP has a request id (unique to it); the rest is equal.
+            assert len(over_http.pop("request_id")) == 32
             assert in_process == over_http
 
 

@@ -188,6 +188,7 @@ def _request(
 
 
 def _normal(body: dict[str, Any], tenant: str) -> str:
+    body = {k: v for k, v in body.items() if k != "request_id"}  # unique to each request
     return json.dumps(body, sort_keys=True).replace(tenant, "<tenant>")
 
 

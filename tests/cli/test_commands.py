@@ -73,6 +73,42 @@ def test_history_lists_every_interval(sgam: Sgam, memory: Memory) -> None:
     ]
 
 
+def _pages(sgam: Sgam, memory: Memory, *command: str) -> list[list[dict[str, Any]]]:
+    """Every page of a paged read at --limit 1, following next_cursor to the end."""
+    pages: list[list[dict[str, Any]]] = []
+    cursor: tuple[str, ...] = ()
+    while True:
+        doc: Any = sgam(*memory.args(*command, "--limit", "1", *cursor, "--json")).json()
+        pages.append(doc["facts"])
+        if doc["next_cursor"] is None:
+            return pages
+        cursor = ("--cursor", doc["next_cursor"])
+        assert len(pages) < 10, "the cursor never ends"
+
+
+def test_every_paged_read_takes_limit_and_cursor(sgam: Sgam, memory: Memory) -> None:
+    history = _pages(sgam, memory, "history", *DEADLINE)
+    assert [[f["source_episode_id"] for f in page] for page in history] == [["e0"], ["e1"], ["e2"]]
+    episode = _pages(sgam, memory, "episodes", "get", "e1")
+    assert sorted(f["predicate"] for page in episode for f in page) == [
+        "knows",
+        "passport_deadline",
+        "works_at",
+    ]
+    assert {len(page) for page in episode} == {1}
+    entity = _pages(sgam, memory, "entity", "mira")
+    assert sorted(f["predicate"] for page in entity for f in page) == ["knows", "passport_deadline"]
+    # The hint for the next page goes to stderr, on a terminal as in a pipe.
+    plain = sgam(*memory.args("history", *DEADLINE, "--limit", "1"))
+    assert plain.err.startswith("more versions: repeat with --cursor ")
+    # A neighbourhood larger than --limit is refused, never cut.
+    cut = sgam(*memory.args("neighbors", "mira", "--depth", "2", "--limit", "1"))
+    assert cut.code == 1
+    assert "limit" in cut.err
+    whole: Any = sgam(*memory.args("neighbors", "mira", "--depth", "2", "--limit", "2", "--json"))
+    assert len(whole.json()["facts"]) == 2
+
+
 def test_entity_and_neighbors(sgam: Sgam, memory: Memory) -> None:
     ann: Any = sgam(*memory.args("entity", "ann", "--json")).json()
     assert ann["entity_id"] == "ann"

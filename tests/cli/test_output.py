@@ -145,6 +145,7 @@ def test_every_command_is_listed() -> None:
     assert names == {
         "serve",
         "worker",
+        "mcp",
         "replay",
         "facts",
         "history",

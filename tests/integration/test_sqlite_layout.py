@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from graph.errors import StoreUnavailableError
+from graph.model import EpisodeCreate, EpisodeStatus
+from graph.service import MemoryService
 from graph.stores.sqlite.store import FILE_VERSION, SqliteStore
+
+LATER = datetime.now(UTC) + timedelta(minutes=5)
 
 
 def _user_version(path: Path) -> int:
@@ -24,6 +29,7 @@ def test_a_first_layout_file_is_migrated(tmp_path: Path) -> None:
     assert _user_version(fresh) == FILE_VERSION
     with sqlite3.connect(fresh) as c:
         c.execute("PRAGMA user_version = 0")
+        c.execute("ALTER TABLE episodes DROP COLUMN usage_json")  # not in the first layout
         c.execute("CREATE INDEX facts_timeline ON facts (tenant_id, timeline_key, retired_at)")
     s = SqliteStore(fresh)
     s.init()
@@ -33,6 +39,49 @@ def test_a_first_layout_file_is_migrated(tmp_path: Path) -> None:
     assert "facts_timeline" not in names
     assert "facts_timeline_current" in names
     assert _user_version(fresh) == FILE_VERSION
+
+
+def test_a_version_1_file_gets_the_usage_column_and_keeps_its_episodes(tmp_path: Path) -> None:
+    db = tmp_path / "v1.db"
+    s = SqliteStore(db)
+    s.init()
+    s.close()
+    with sqlite3.connect(db) as c:  # a file written by the layout before model usage
+        c.execute("ALTER TABLE episodes DROP COLUMN usage_json")
+        c.execute("PRAGMA user_version = 1")
+    at = datetime(2026, 6, 1, tzinfo=UTC)
+    body = EpisodeCreate(episode_id="old", content="x", occurred_at=at)
+    with sqlite3.connect(db) as c:
+        columns = {r[1] for r in c.execute("PRAGMA table_info(episodes)")}
+    assert "usage_json" not in columns
+    s = SqliteStore(db)
+    s.init()
+    try:
+        assert _user_version(db) == FILE_VERSION == 2
+        MemoryService(s).add_episode(tenant_id="t", body=body, status=EpisodeStatus.PENDING)
+        episode = s.get_episode(tenant_id="t", episode_id="old")
+        assert episode is not None
+        assert episode.usage is None
+        claimed = s.queue.claim_episode(
+            tenant_id="t",
+            episode_id="old",
+            owner="w",
+            now=datetime.now(UTC),
+            lease_until=LATER,
+            from_statuses={"pending"},
+        )
+        assert claimed is not None
+        usage = {"model": "m", "prompt_tokens": 7, "completion_tokens": 3, "calls": 1}
+        done = s.queue.complete(
+            tenant_id="t", episode_id="old", owner="w", rejected=[], usage=usage
+        )
+        assert done
+        episode = s.get_episode(tenant_id="t", episode_id="old")
+        assert episode is not None
+        assert episode.usage is not None
+        assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (7, 3)
+    finally:
+        s.close()
 
 
 def test_a_newer_file_is_refused(tmp_path: Path) -> None:

@@ -195,6 +195,7 @@ def episode_from_props(p: Mapping[str, Any]) -> Episode:
         attempts=int(p["attempts"]),
         last_error=p.get("last_error"),
         rejected=json.loads(p["rejected_json"]),
+        usage=json.loads(p["usage_json"]) if p.get("usage_json") else None,
     )
 
 

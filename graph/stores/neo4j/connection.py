@@ -51,6 +51,7 @@ from neo4j.exceptions import (
 
 from graph.errors import ConflictError, StoreUnavailableError, TemplateError, TransientStoreError
 from graph.stores.neo4j.templates import Template, load_templates, require
+from graph.tracing import traced
 
 DEFAULT_DATABASE = "neo4j"
 DEFAULT_USER = "neo4j"
@@ -173,6 +174,7 @@ class Neo4jConnection:
         return t
 
     # -- the one place that runs queries ---------------------------------------------------
+    @traced("store.query", args={"name": "db.operation.name"}, attrs={"db.system": "neo4j"})
     def run(
         self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
     ) -> list[Row]:

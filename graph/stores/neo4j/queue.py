@@ -169,6 +169,7 @@ class Neo4jQueue:
         episode_id: str,
         owner: str,
         rejected: Sequence[dict[str, object]],
+        usage: dict[str, object] | None = None,
     ) -> bool:
         rows = self._q(
             "queue.complete",
@@ -177,6 +178,7 @@ class Neo4jQueue:
                 "episode_id": episode_id,
                 "owner": owner,
                 "rejected_json": json.dumps(list(rejected)),
+                "usage_json": None if usage is None else json.dumps(usage),
             },
         )
         return self._updated(rows)
@@ -190,6 +192,7 @@ class Neo4jQueue:
         error: str,
         retry_at: datetime | None,
         rejected: Sequence[dict[str, object]] = (),
+        usage: dict[str, object] | None = None,
     ) -> bool:
         rows = self._q(
             "queue.fail",
@@ -200,6 +203,7 @@ class Neo4jQueue:
                 "status": "failed" if retry_at is None else "pending",
                 "error": error,
                 "rejected_json": json.dumps(list(rejected)),
+                "usage_json": None if usage is None else json.dumps(usage),
                 "retry_at": to_neo(retry_at),
             },
         )

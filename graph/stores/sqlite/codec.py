@@ -168,6 +168,7 @@ def episode_from_row(r: sqlite3.Row) -> Episode:
         attempts=r["attempts"],
         last_error=r["last_error"],
         rejected=json.loads(r["rejected_json"]),
+        usage=json.loads(r["usage_json"]) if r["usage_json"] else None,
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import ConflictError, SgamError, StoreFailedError, StoreUnavailableError
+from graph.tracing import traced
 
 # Result codes (the primary code is the low byte) worth a retry: another connection holds
 # the lock, or the file cannot be opened (a mount not there yet) — the store is
@@ -67,6 +68,7 @@ class SqliteConnection:
         return conn
 
     @contextmanager
+    @traced("store.write", attrs={"db.system": "sqlite"})
     def write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
         conn = self.connect()
@@ -95,6 +97,7 @@ class SqliteConnection:
                 _rollback_quietly(conn)
                 raise translated(e, what="commit") from e
 
+    @traced("store.query", args={"sql": "db.query.text"}, attrs={"db.system": "sqlite"})
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         try:
             return self.connect().execute(sql, params).fetchall()

@@ -79,6 +79,11 @@ _SUPPORTING = json.dumps(
 )
 
 
+
+def _usage(usage: dict[str, object] | None) -> str | None:
+    """The episode's model usage as stored (None keeps the stored one)."""
+    return None if usage is None else json.dumps(usage)
+
 class SqliteQueue:
     """The extraction queue and the review lists, over the store's connection."""
 
@@ -202,14 +207,16 @@ class SqliteQueue:
         episode_id: str,
         owner: str,
         rejected: Sequence[dict[str, object]],
+        usage: dict[str, object] | None = None,
     ) -> bool:
         with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE episodes SET status = 'extracted', last_error = NULL, rejected_json = ?,"
+                " usage_json = COALESCE(?, usage_json),"
                 " lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL"
                 " WHERE tenant_id = ? AND episode_id = ? AND status = 'processing'"
                 " AND lease_owner = ?",
-                (json.dumps(list(rejected)), tenant_id, episode_id, owner),
+                (json.dumps(list(rejected)), _usage(usage), tenant_id, episode_id, owner),
             )
             return cur.rowcount == 1
 
@@ -222,11 +229,13 @@ class SqliteQueue:
         error: str,
         retry_at: datetime | None,
         rejected: Sequence[dict[str, object]] = (),
+        usage: dict[str, object] | None = None,
     ) -> bool:
         status = "failed" if retry_at is None else "pending"
         with self.conn.write() as c:
             cur = c.execute(
                 "UPDATE episodes SET status = ?, last_error = ?, rejected_json = ?,"
+                " usage_json = COALESCE(?, usage_json),"
                 " next_attempt_at = ?, lease_owner = NULL, lease_until = NULL"
                 " WHERE tenant_id = ? AND episode_id = ? AND status = 'processing'"
                 " AND lease_owner = ?",
@@ -234,6 +243,7 @@ class SqliteQueue:
                     status,
                     error,
                     json.dumps(list(rejected)),
+                    _usage(usage),
                     None if retry_at is None else to_db(retry_at),
                     tenant_id,
                     episode_id,

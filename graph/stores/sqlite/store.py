@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS episodes (
   content_json TEXT NOT NULL, content_hash TEXT NOT NULL, occurred_at TEXT NOT NULL,
   session_id TEXT, metadata_json TEXT NOT NULL DEFAULT '{}', recorded_at TEXT NOT NULL,
   status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
-  rejected_json TEXT NOT NULL DEFAULT '[]',
+  rejected_json TEXT NOT NULL DEFAULT '[]', usage_json TEXT,
   lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT, needs_model INTEGER,
   PRIMARY KEY (tenant_id, episode_id)
 );
@@ -122,9 +122,11 @@ CREATE TABLE IF NOT EXISTS schemas (
 
 # PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
 # new one); MIGRATIONS[n] takes a file from version n to n + 1.
-FILE_VERSION = 1
+FILE_VERSION = 2
 MIGRATIONS: dict[int, str] = {
     0: "DROP INDEX IF EXISTS facts_timeline;",
+    # Episodes carry their model usage (NULL: no model ran yet).
+    1: "ALTER TABLE episodes ADD COLUMN usage_json TEXT;",
 }
 
 TENANT_TABLES = (
@@ -402,7 +404,10 @@ class SqliteStore:
                 f" {FILE_VERSION}: upgrade sgam, or export it with the newer one"
                 " (sgam export --ledger) and import --restore it here"
             )
-        script = "".join(MIGRATIONS[v] for v in range(found, FILE_VERSION))
+        # A new file gets the current layout from SCHEMA_SQL: nothing to migrate.
+        new = not self.conn.read("SELECT 1 FROM sqlite_master WHERE name = 'episodes'")
+        start = FILE_VERSION if new else found
+        script = "".join(MIGRATIONS[v] for v in range(start, FILE_VERSION))
         self.conn.executescript(
             "BEGIN;"
             + script
