@@ -57,7 +57,8 @@ def in_list(values: Sequence[Any]) -> str:
 
 # -- facts ---------------------------------------------------------------------------------
 def fact_from_row(r: sqlite3.Row) -> Fact:
-    return Fact(
+    """A version this store wrote: every column decoded to its type here."""
+    return Fact.trusted(
         tenant_id=r["tenant_id"],
         fact_id=r["fact_id"],
         version_id=r["version_id"],
@@ -110,6 +111,53 @@ def fact_values(f: Fact, *, tenant_id: str, key: str) -> tuple[Any, ...]:
         f.retention_policy,
         f.cardinality.value,
     )
+
+
+def fact_rows(
+    facts: Sequence[Fact], *, tenant_id: str, keys: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """:func:`fact_values` of a batch. A batch's versions share their recorded time and
+    many of their bounds, so each distinct instant is formatted once; lists and values go
+    through one JSON encoder (``json.dumps`` with defaults builds none per call)."""
+    times: dict[datetime, str] = {}
+
+    def t(value: datetime) -> str:
+        text = times.get(value)
+        if text is None:
+            text = times[value] = to_db(value)
+        return text
+
+    dumps = json.dumps
+    rows: list[tuple[Any, ...]] = []
+    for f, key in zip(facts, keys, strict=True):
+        rows.append(
+            (
+                f.version_id,
+                tenant_id,
+                f.fact_id,
+                key,
+                f.subject,
+                f.subject_type,
+                f.predicate,
+                None if f.value is None else dumps(f.value),
+                f.value_type.value,
+                f.object,
+                f.object_type,
+                t(f.valid_from),
+                None if f.valid_to is None else t(f.valid_to),
+                t(f.recorded_at),
+                None if f.retired_at is None else t(f.retired_at),
+                f.source_episode_id,
+                dumps(f.sources),
+                dumps(f.supersedes) if f.supersedes else "[]",
+                f.confidence,
+                f.memory_type,
+                f.schema_version,
+                f.retention_policy,
+                f.cardinality.value,
+            )
+        )
+    return rows
 
 
 # -- entities and episodes -----------------------------------------------------------------
@@ -225,6 +273,36 @@ def assertion_values(a: Assertion, *, tenant_id: str, key: str) -> tuple[Any, ..
     )
 
 
+def assertion_rows(
+    rows: Sequence[tuple[str, Assertion]], *, tenant_id: str
+) -> list[tuple[Any, ...]]:
+    """:func:`assertion_values` of a batch, each distinct instant formatted once (a batch's
+    entries share their recorded time)."""
+    times: dict[datetime | None, str | None] = {None: None}
+
+    def t(value: datetime | None) -> str | None:
+        if value in times:
+            return times[value]
+        text = times[value] = to_db(value)  # type: ignore[arg-type]  # None is in times
+        return text
+
+    return [
+        (
+            tenant_id,
+            key,
+            a.seq,
+            a.kind,
+            a.fact_id,
+            t(a.recorded_at),
+            t(a.valid_from),
+            t(a.valid_to),
+            a.source_episode_id,
+            assertion_payload(a),
+        )
+        for key, a in rows
+    ]
+
+
 # -- the queue's review lists --------------------------------------------------------------
 def candidate_from_row(r: sqlite3.Row) -> PendingCandidate:
     return PendingCandidate(
@@ -293,6 +371,7 @@ __all__ = [
     "FACT_COLUMNS",
     "FACT_COLUMN_COUNT",
     "assertion_from_row",
+    "assertion_rows",
     "assertion_values",
     "candidate_from_row",
     "candidate_values",
@@ -302,6 +381,7 @@ __all__ = [
     "episode_from_row",
     "episode_values",
     "fact_from_row",
+    "fact_rows",
     "fact_values",
     "in_list",
     "merge_from_row",
