@@ -39,6 +39,10 @@ run checks that sgam and the seed reference end with the same intervals.
 
     .venv/bin/python bench/ingest_three_way.py [--facts 100000] [--runs 3] [--batch 1000]
         [--seed-as-published] [--store bolt://127.0.0.1:7687] [--profile 20000]
+        [--jsonl FILE]
+
+``--jsonl FILE`` writes the workload as ``sgam import`` input (an episode line, then its
+100 deltas as one facts line) and exits.
 
 ``--profile N`` instead runs N facts of the workload through sgam on SQLite under
 cProfile (CPU time) and prints the top functions by cumulative and by own time.
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import pstats
 import random
 import resource
@@ -438,6 +443,33 @@ def profile(args: argparse.Namespace) -> None:
     stats.sort_stats("tottime").print_stats(25)
 
 
+def write_jsonl(deltas: Sequence[Delta], path: Path) -> None:
+    """The workload as ``sgam import`` input: each episode's line (a POST /episodes body),
+    then its deltas as one POST /facts body."""
+    with path.open("w") as out:
+        for start in range(0, len(deltas), FACTS_PER_EPISODE):
+            part = deltas[start : start + FACTS_PER_EPISODE]
+            eid = part[0].episode_id
+            at = T0 + timedelta(seconds=start)
+            episode = {
+                "episode_id": eid,
+                "kind": "event",
+                "content": f"sync {eid}",
+                "occurred_at": at.isoformat(),
+            }
+            facts = [
+                {
+                    "subject": d.subject,
+                    "predicate": d.attribute,
+                    "value": d.value,
+                    "valid_from": d.valid_from.isoformat(),
+                    "source_episode_id": d.episode_id,
+                }
+                for d in part
+            ]
+            out.write(json.dumps(episode) + "\n" + json.dumps({"facts": facts}) + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--facts", type=int, default=100_000, help="fact deltas (default 100,000)")
@@ -450,7 +482,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--store", default=None, help="also run sgam on this Neo4j (bolt://…)")
     p.add_argument("--profile", type=int, default=0, help="profile N facts through sgam only")
+    p.add_argument(
+        "--jsonl", type=Path, default=None, help="write the workload as sgam import input"
+    )
     args = p.parse_args(argv)
+    if args.jsonl:
+        write_jsonl(workload(args.facts), args.jsonl)
+        print(f"wrote {args.facts:,} deltas to {args.jsonl}")
+        return 0
     if args.profile:
         profile(args)
         return 0
