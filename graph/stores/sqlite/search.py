@@ -2,8 +2,9 @@
 
 One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``, shared by
 its versions, whose sentence never changes), an entity (name, aliases, summary) or an
-episode (its text) — kept in step with the ledger's tables by triggers, so fulltext sees a
-write as soon as it commits and the write path never loads a model. ``search_fts`` is an
+episode (its text) — kept in step with the ledger's tables (by triggers, and for facts by
+the store's insert of each batch, :data:`FACT_DOC_INSERT`), so fulltext sees a write as
+soon as it commits and the write path never loads a model. ``search_fts`` is an
 external-content FTS5 index over it. Vectors are filled in by
 :meth:`SqliteSearch.index_pending` (the indexer calls it, off the request path) and scored
 with numpy over a per-tenant matrix cached in the process.
