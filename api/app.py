@@ -8,6 +8,7 @@ routes, problem+json handlers).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import AsyncIterator
@@ -29,11 +30,15 @@ from api.settings import Settings
 from api.ui import install as install_ui
 from extraction import build_extractor, start_workers
 from graph.embeddings import default_embedder
+from graph.erasure import ErasableStore
 from graph.port import Store
+from graph.retention import Purger
 from graph.retrieval import SearchableStore
 from graph.retrieval.indexer import index_lag, start_indexer
 from graph.service import MemoryService
 from graph.stores import open_store
+
+log = logging.getLogger("sgam.api")
 
 API_VERSION = "1.0.0"
 DESCRIPTION = """\
@@ -235,9 +240,23 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
             if settings.workers and isinstance(the_store, SearchableStore)
             else None
         )
+        purger = (
+            Purger(
+                the_store,
+                schema_of=lambda t: the_store.get_schema(tenant_id=t),
+                interval=settings.purge_interval_seconds,
+                on_error=lambda e: log.warning("retention pass failed: %s", e),
+            ).start()
+            if settings.workers
+            and settings.purge_interval_seconds
+            and isinstance(the_store, ErasableStore)
+            else None
+        )
         try:
             yield
         finally:
+            if purger is not None:
+                purger.stop()
             if indexer is not None:
                 indexer.stop()
             if pool is not None:

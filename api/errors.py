@@ -30,6 +30,7 @@ from graph.errors import (
     ConflictError,
     FactConflictError,
     SgamError,
+    StoreFailedError,
     StoreUnavailableError,
     ValidationError,
 )
@@ -73,8 +74,14 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def error_response(error: SgamError, *, instance: str | None) -> ProblemResponse:
-    """The problem for a domain or API error, with the members that name what went wrong."""
+DEFAULT_RETRY_AFTER = 5  # seconds, when no setting is at hand (api.settings has the same)
+
+
+def error_response(
+    error: SgamError, *, instance: str | None, retry_after: int = DEFAULT_RETRY_AFTER
+) -> ProblemResponse:
+    """The problem for a domain or API error, with the members that name what went wrong.
+    ``retry_after``: the Retry-After of a 503 whose error does not name its own."""
     status, slug, title = problem_for(error)
     members: dict[str, Any] = {}
     headers: dict[str, str] = {}
@@ -97,7 +104,8 @@ def error_response(error: SgamError, *, instance: str | None) -> ProblemResponse
             {k: _json_safe(v) for k, v in error.context.items() if k not in reserved}
         )
     elif isinstance(error, StoreUnavailableError):
-        headers["Retry-After"] = str(max(1, int(error.retry_after)))
+        wait = error.retry_after if error.retry_after is not None else retry_after
+        headers["Retry-After"] = str(max(1, int(wait)))
     elif isinstance(error, UnauthorizedError):
         headers["WWW-Authenticate"] = 'Bearer realm="sgam"'
     elif isinstance(error, PayloadTooLargeError):
@@ -153,6 +161,12 @@ def _describe(item: dict[str, Any]) -> str:
     return f"{' '.join(where)}: {item['reason']}" if where else str(item["reason"])
 
 
+def _retry_after(request: Request) -> int:
+    ctx = getattr(request.app.state, "ctx", None)  # api.deps.AppContext
+    seconds = getattr(getattr(ctx, "settings", None), "retry_after_seconds", None)
+    return seconds if isinstance(seconds, int) else DEFAULT_RETRY_AFTER
+
+
 def _metrics(request: Request) -> Metrics | None:
     ctx = getattr(request.app.state, "ctx", None)  # api.deps.AppContext
     m = getattr(ctx, "metrics", None)
@@ -165,11 +179,13 @@ async def on_sgam_error(request: Request, exc: Exception) -> ProblemResponse:
     if metrics is not None:
         if isinstance(exc, ConflictError):
             metrics.conflicts.labels(kind=type(exc).__name__).inc()
-        elif isinstance(exc, StoreUnavailableError):
+        elif isinstance(exc, StoreUnavailableError | StoreFailedError):
             metrics.store_errors.labels(kind=type(exc).__name__).inc()
     if isinstance(exc, StoreUnavailableError):
         log.warning("store unavailable on %s %s: %s", request.method, request.url.path, exc)
-    return error_response(exc, instance=request.url.path)
+    elif isinstance(exc, StoreFailedError):
+        log.error("store failed on %s %s: %s", request.method, request.url.path, exc, exc_info=exc)
+    return error_response(exc, instance=request.url.path, retry_after=_retry_after(request))
 
 
 async def on_validation_error(request: Request, exc: Exception) -> ProblemResponse:

@@ -27,7 +27,7 @@ from api.deps import AppContext
 from api.errors import _describe, error_response, validation_items
 from api.metrics import Metrics
 from api.problems import HTTP_PROBLEMS, problem_type
-from api.routes import entities, episodes, extraction, health, schema, search
+from api.routes import entities, episodes, extraction, health, schema, search, tenants
 from api.routes import facts as facts_routes
 from api.schemas import FactRetract, FactsCreate, Problem
 from api.settings import Settings
@@ -183,6 +183,15 @@ def _reject(c: LocalClient, call: Call[Any], a: Args) -> Any:
     return extraction.reject(a["tenant"], a["candidate_id"], c.ctx.service, body)
 
 
+def _forget(c: LocalClient, call: Call[Any], a: Args) -> Any:
+    body = c._body(tenants.ForgetRequest, call)
+    return tenants.forget_entity(a["tenant"], a["entity_id"], c.ctx.store, body)
+
+
+def _delete_tenant(c: LocalClient, call: Call[Any], a: Args) -> Any:
+    return tenants.erase_tenant(a["tenant"], c.ctx.store, OPEN)  # in-process: the admin
+
+
 def _parameters(route: Callable[..., Any]) -> type[pydantic.BaseModel]:
     """The route's path and query parameters as a model, with the constraints FastAPI
     checks (``Query(ge=1, le=...)`` is a pydantic field); dependencies left out."""
@@ -232,6 +241,8 @@ HANDLERS: dict[str, Callable[[LocalClient, Call[Any], Args], Any]] = {
     "entity_predicates": _with_service(entities.get_predicates),
     "get_schema": _with_service(schema.get_schema),
     "put_schema": _put_schema,
+    "forget_entity": _forget,
+    "delete_tenant": _delete_tenant,
     "search": _search,
     "context": _context,
     "candidates": _with_service(extraction.list_candidates),

@@ -6,6 +6,7 @@ errors of its own, defined here so that the table names every status it can answ
 
     SgamError
     ├── UnauthorizedError     no key, or a key nobody configured                   (401)
+    ├── ForbiddenError        a tenant's key asking what only the admin key may    (403)
     └── PayloadTooLargeError  a request body over ``max_body_bytes``               (413)
 """
 
@@ -16,6 +17,7 @@ from graph.errors import (
     FactConflictError,
     NotFoundError,
     SgamError,
+    StoreFailedError,
     StoreUnavailableError,
     ValidationError,
 )
@@ -25,6 +27,10 @@ PROBLEM_TYPE_BASE = "urn:sgam:problem:"
 
 class UnauthorizedError(SgamError):
     """The request carries no API key, or one that is not configured."""
+
+
+class ForbiddenError(SgamError):
+    """The key may see the tenant, but the operation needs the admin key (``*``)."""
 
 
 class PayloadTooLargeError(SgamError):
@@ -37,17 +43,20 @@ PROBLEMS: dict[type[SgamError], tuple[int, str, str]] = {
     # error class: (status, problem type slug, title)
     ValidationError: (422, "invalid-input", "Invalid input"),
     UnauthorizedError: (401, "unauthorized", "Unauthorized"),
+    ForbiddenError: (403, "forbidden", "Forbidden"),
     NotFoundError: (404, "not-found", "Not found"),
     FactConflictError: (409, "fact-conflict", "Conflicting fact"),
     ConflictError: (409, "conflict", "Conflict"),
     PayloadTooLargeError: (413, "payload-too-large", "Payload too large"),
     StoreUnavailableError: (503, "store-unavailable", "Store unavailable"),
+    StoreFailedError: (500, "store-failed", "Store failed"),
 }
 
 # Problems raised by the HTTP layer itself rather than by an error class.
 HTTP_PROBLEMS: dict[int, tuple[str, str]] = {
     400: ("bad-request", "Bad request"),
     401: ("unauthorized", "Unauthorized"),
+    403: ("forbidden", "Forbidden"),
     404: ("not-found", "Not found"),
     405: ("method-not-allowed", "Method not allowed"),
     406: ("not-acceptable", "Not acceptable"),

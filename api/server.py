@@ -80,10 +80,18 @@ def serve(settings: Settings) -> None:
 
 @contextmanager
 def running(
-    settings: Settings, *, store: Store | None = None, start_timeout: float = 30.0
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    start_timeout: float = 30.0,
+    stop_timeout: float = 10.0,
 ) -> Iterator[str]:
     """Serve in a background thread on ``settings.host`` (port 0: any free port); yield the
-    base URL, stop at exit. For tests and benchmarks that need real HTTP on loopback."""
+    base URL, stop at exit. For tests and benchmarks that need real HTTP on loopback.
+
+    At exit the server first finishes the requests in flight, for up to ``stop_timeout``
+    seconds, then stops without waiting for the rest; the listening socket is closed only
+    once the server thread has ended (it is the server's until then)."""
     check_bind(settings)
     server = uvicorn.Server(_config(settings, store))
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
@@ -91,7 +99,9 @@ def running(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((settings.host, settings.port))
     port = sock.getsockname()[1]
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="sgam-server", daemon=True
+    )
     thread.start()
     try:
         deadline = time.monotonic() + start_timeout
@@ -103,5 +113,8 @@ def running(
         yield f"http://{host}:{port}"
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=stop_timeout)
+        if thread.is_alive():
+            server.force_exit = True  # stop waiting for requests still in flight
+            thread.join()
         sock.close()

@@ -75,6 +75,9 @@ class Settings(ExtractionSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug", "trace"] = "info"
     # Seconds a client is told to wait (Retry-After) when the store cannot answer.
     retry_after_seconds: int = Field(default=5, ge=1)
+    # Seconds between retention passes of the server's purger (graph.retention); 0: none
+    # (then `sgam purge` from cron). It runs when the server runs workers (SGAM_WORKERS).
+    purge_interval_seconds: int = Field(default=3600, ge=0, le=7 * 24 * 3600)
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -1,22 +1,28 @@
 // name: queue.claim
-// params: tenant_id, now, owner, lease_until
+// params: tenant_id, now, owner, lease_until, after, with_model
 // mode: write
-// The next due episode: a crashed worker's (expired lease) first, then the oldest due
-// pending one. Locked, then checked again: of two workers that picked the same episode,
-// the second finds it taken (claimed = false).
+// The next due episode: a crashed worker's (expired lease) first; then, fair across
+// tenants, the oldest due pending episode of the first tenant after $after (the tenant
+// this queue served last) in tenant order, wrapping round to the first. Only episodes
+// this worker can do: without a model ($with_model false), those that need none (null:
+// not known, anyone may try). Locked, then checked again: of two workers that picked
+// the same episode, the second finds it taken (claimed = false).
 CALL () {
   MATCH (e:Episode)
   WHERE e.status = 'processing' AND e.lease_until <= $now
     AND ($tenant_id IS NULL OR e.tenant_id = $tenant_id)
-  RETURN e, 0 AS rank, e.lease_until AS due
+    AND ($with_model OR NOT coalesce(e.needs_model, false))
+  RETURN e, 0 AS rank, e.lease_until AS due, 0 AS turn
   ORDER BY due
   LIMIT 1
   UNION
   MATCH (e:Episode)
   WHERE e.status = 'pending' AND e.next_attempt_at <= $now
     AND ($tenant_id IS NULL OR e.tenant_id = $tenant_id)
-  RETURN e, 1 AS rank, e.next_attempt_at AS due
-  ORDER BY due
+    AND ($with_model OR NOT coalesce(e.needs_model, false))
+  WITH e, CASE WHEN e.tenant_id > $after THEN 0 ELSE 1 END AS turn
+  RETURN e, 1 AS rank, e.next_attempt_at AS due, turn
+  ORDER BY turn, e.tenant_id, due
   LIMIT 1
 }
 WITH e

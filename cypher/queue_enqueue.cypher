@@ -1,5 +1,5 @@
 // name: queue.enqueue
-// params: tenant_id, episode_id, at, from_statuses, reset
+// params: tenant_id, episode_id, at, from_statuses, reset, needs_model
 // mode: write
 // Every conditional update of the queue takes the node's write lock first (SET then
 // REMOVE a marker) and only then reads the status: a concurrent writer of the same
@@ -15,5 +15,6 @@ SET e.status = 'pending',
     e.lease_owner = null,
     e.lease_until = null,
     e.attempts = CASE WHEN $reset THEN 0 ELSE e.attempts END,
-    e.last_error = CASE WHEN $reset THEN null ELSE e.last_error END
+    e.last_error = CASE WHEN $reset THEN null ELSE e.last_error END,
+    e.needs_model = coalesce($needs_model, e.needs_model)
 RETURN e {.*, embedding: null} AS episode

@@ -13,6 +13,8 @@ CREATE CONSTRAINT timeline_key IF NOT EXISTS
 FOR (t:Timeline) REQUIRE (t.tenant_id, t.key) IS UNIQUE;
 CREATE CONSTRAINT value_key IF NOT EXISTS
 FOR (v:Value) REQUIRE (v.tenant_id, v.value_key) IS UNIQUE;
+CREATE CONSTRAINT system_clock IF NOT EXISTS
+FOR (c:SystemClock) REQUIRE c.tenant_id IS UNIQUE;
 CREATE CONSTRAINT schema_version IF NOT EXISTS
 FOR (s:Schema) REQUIRE (s.tenant_id, s.version) IS UNIQUE;
 CREATE CONSTRAINT fact_version_id IF NOT EXISTS

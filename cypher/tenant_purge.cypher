@@ -17,6 +17,8 @@ CALL () {
   MATCH (n:Timeline {tenant_id: $tenant_id}) WHERE n.key IS NOT NULL RETURN n
   UNION ALL
   MATCH (n:Schema {tenant_id: $tenant_id}) WHERE n.version IS NOT NULL RETURN n
+  UNION ALL
+  MATCH (n:SystemClock {tenant_id: $tenant_id}) RETURN n
 }
 WITH n LIMIT $batch
 DETACH DELETE n

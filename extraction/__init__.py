@@ -21,7 +21,13 @@ from extraction.models import (
     Proposal,
     RejectedCandidate,
 )
-from extraction.pipeline import can_extract, choose_mode, on_episode_created, retry_episode
+from extraction.pipeline import (
+    can_extract,
+    choose_mode,
+    needs_model,
+    on_episode_created,
+    retry_episode,
+)
 from extraction.review import (
     confirm_candidate,
     decide_merge_candidate,
@@ -53,6 +59,7 @@ __all__ = [
     "choose_mode",
     "confirm_candidate",
     "decide_merge_candidate",
+    "needs_model",
     "on_episode_created",
     "parse_mappings",
     "reject_candidate",

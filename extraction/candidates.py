@@ -73,16 +73,23 @@ def screen(
 
 
 def write_each(
-    service: MemoryService, schema: MemorySchema, *, tenant_id: str, deltas: Sequence[MemoryDelta]
+    service: MemoryService,
+    schema: MemorySchema,
+    *,
+    tenant_id: str,
+    deltas: Sequence[MemoryDelta],
+    lease: tuple[str, str] | None = None,
 ) -> tuple[list[Fact], list[RejectedCandidate]]:
     """Write the deltas in one transaction; what the ledger refuses is set aside with the
-    ledger's reason and the rest written again, so every accepted candidate lands."""
+    ledger's reason and the rest written again, so every accepted candidate lands.
+    ``lease`` (episode id, owner): written only while the worker holds it
+    (:class:`~graph.errors.LeaseLostError` otherwise, and nothing is written)."""
     todo = list(deltas)
     rejected: list[RejectedCandidate] = []
     while todo:
         try:
             return service.write_facts(
-                tenant_id=tenant_id, deltas=todo, schema=schema
+                tenant_id=tenant_id, deltas=todo, schema=schema, lease=lease
             ).facts, rejected
         except ValidationError as e:
             bad: dict[int, list[str]] = {}

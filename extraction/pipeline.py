@@ -82,12 +82,7 @@ def choose_extractor(
     )
 
 
-def can_extract(
-    service: MemoryService, *, tenant_id: str, body: EpisodeCreate, extractor: Extractor | None
-) -> bool:
-    """Whether ``extract=sync|background`` can do anything for this episode body."""
-    if extractor is not None:
-        return True
+def _mapped(service: MemoryService, *, tenant_id: str, body: EpisodeCreate) -> bool:
     probe = Episode(
         tenant_id=tenant_id,
         episode_id="probe",
@@ -98,6 +93,22 @@ def can_extract(
         recorded_at=body.occurred_at,
     )
     return mapped_event(service.schema(tenant_id=tenant_id), probe)
+
+
+def can_extract(
+    service: MemoryService, *, tenant_id: str, body: EpisodeCreate, extractor: Extractor | None
+) -> bool:
+    """Whether ``extract=sync|background`` can do anything for this episode body."""
+    if extractor is not None:
+        return True
+    return _mapped(service, tenant_id=tenant_id, body=body)
+
+
+def needs_model(service: MemoryService, *, tenant_id: str, body: EpisodeCreate) -> bool:
+    """Whether extracting this episode needs a model (no event mapping of the tenant's
+    schema matches it): recorded on a queued episode, so that only workers with a model
+    claim it."""
+    return not _mapped(service, tenant_id=tenant_id, body=body)
 
 
 def choose_mode(
@@ -129,18 +140,23 @@ def extract_episode(
     extractor: Extractor | None,
     episode: Episode,
     settings: ExtractionSettings,
+    *,
+    owner: str,
 ) -> ExtractionReport:
-    """Run steps 1-3 for one episode; raise :class:`ExtractionError` when it fails whole."""
+    """Run steps 1-3 for one episode, whose lease ``owner`` holds; raise
+    :class:`ExtractionError` when it fails whole. The facts are written only while the
+    lease is still ``owner``'s, checked in their transaction (LeaseLostError otherwise)."""
     tenant = episode.tenant_id
     schema = service.schema(tenant_id=tenant)
     chosen = choose_extractor(schema, episode, extractor)
     request = ExtractionRequest(episode=episode, schema=schema)
     catalog: list[Entity] = []
     if chosen.wants_context:  # model-named entities are resolved against the catalog
-        catalog = queue.entity_catalog(
-            tenant_id=tenant, entity_types=None, limit=settings.catalog_limit
+        catalog = whole_catalog(queue, tenant_id=tenant, page=settings.catalog_limit)
+        # The prompt shows what the newest page names; resolution sees every entity.
+        entities, facts = known_state(
+            service, queue, episode, settings, catalog[: settings.catalog_limit]
         )
-        entities, facts = known_state(service, queue, episode, settings, catalog)
         request = ExtractionRequest(
             episode=episode, schema=schema, known_entities=entities, known_facts=facts
         )
@@ -158,7 +174,13 @@ def extract_episode(
     policy = apply_policy(
         queue, schema, tenant_id=tenant, episode_id=episode.episode_id, deltas=deltas, now=now
     )
-    facts, refused = write_each(service, schema, tenant_id=tenant, deltas=policy.write)
+    facts, refused = write_each(
+        service,
+        schema,
+        tenant_id=tenant,
+        deltas=policy.write,
+        lease=(episode.episode_id, owner),
+    )
     rejected += refused
     written = {f.subject for f in facts} | {f.object for f in facts if f.object is not None}
     merges = [m for m in merges if m.entity_id in written]  # only entities that now exist
@@ -176,6 +198,20 @@ def extract_episode(
         pending=policy.pending,
         merge_candidates=merges,
     )
+
+
+def whole_catalog(queue: QueueStore, *, tenant_id: str, page: int) -> list[Entity]:
+    """Every entity of the tenant, newest first, read ``page`` at a time: names resolve
+    against all of them, not only the newest page (review M8). Linear in the tenant's
+    entities per model-extracted episode."""
+    out: list[Entity] = []
+    after: tuple[datetime, str] | None = None
+    while True:
+        rows = queue.entity_catalog(tenant_id=tenant_id, entity_types=None, limit=page, after=after)
+        out += rows
+        if len(rows) < page:
+            return out
+        after = (rows[-1].created_at, rows[-1].entity_id)
 
 
 def next_attempt(
@@ -210,7 +246,7 @@ def run_claimed(
     )
     with keeper:
         try:
-            report = extract_episode(service, queue, extractor, episode, settings)
+            report = extract_episode(service, queue, extractor, episode, settings, owner=owner)
         except ExtractionError as e:
             return _failed(queue, episode, owner, settings, e.reason, e.retryable and may_retry, e)
         except SgamError as e:  # the store failed under us: worth another attempt
@@ -324,14 +360,20 @@ def on_episode_created(
 
 
 def retry_episode(service: MemoryService, *, tenant_id: str, episode_id: str) -> Episode:
-    """Queue an episode again (failed, stored or extracted); attempts start from zero."""
+    """Queue an episode again (failed, stored or extracted); attempts start from zero.
+    It is marked for the workers that can do it (a model, unless a mapping matches now)."""
     queue = service.store.queue
+    stored = service.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
+    needs = None
+    if stored is not None:
+        needs = not mapped_event(service.schema(tenant_id=tenant_id), stored)
     queued = queue.enqueue(
         tenant_id=tenant_id,
         episode_id=episode_id,
         at=utcnow(),
         from_statuses=RETRYABLE,
         reset_attempts=True,
+        needs_model=needs,
     )
     if queued is None:
         current = service.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)

@@ -7,7 +7,7 @@ with an event mapping in the tenant's schema are still extracted (by the mapper)
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,8 +33,19 @@ class ExtractionSettings(BaseSettings):
     worker_backoff_max_seconds: float = Field(default=300.0, ge=0)
 
     merge_threshold: float = Field(default=0.88, gt=0, le=1)  # name similarity of duplicates
-    catalog_limit: int = Field(default=5000, ge=1)  # entities compared per resolution
+    # Entities read per page for resolution (every page is read) and shown to the model
+    # (the newest page only).
+    catalog_limit: int = Field(default=5000, ge=1)
     prompt_max_facts: int = Field(default=40, ge=0)  # known facts shown to the model
+
+    @field_validator("llm_base_url", "llm_model", "llm_api_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, v: object) -> object:
+        # SGAM_LLM_BASE_URL= (an empty export, a blank line of an env file) means "not
+        # set", as it does for every other SGAM_ variable read with ``or``.
+        if isinstance(v, str) and not v.strip():
+            return None
+        return v
 
     @model_validator(mode="after")
     def _llm_complete(self) -> ExtractionSettings:

@@ -35,6 +35,21 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
+def serves(extractor: Extractor | None, tenant_id: str | None, count: int) -> str:
+    """What workers will claim, said once at start (a worker without a model leaves
+    episodes that need one to a worker that has one)."""
+    who = f"tenant {tenant_id}" if tenant_id else "every tenant"
+    if extractor is not None:
+        what = f"every queued episode, extracted by {extractor.name} or an event mapping"
+    else:
+        what = (
+            "only episodes an event mapping of the schema extracts (no model configured:"
+            " SGAM_LLM_BASE_URL, SGAM_LLM_MODEL); episodes that need a model are left to"
+            " workers that have one"
+        )
+    return f"sgam: {count} extraction worker(s) for {who}: {what}"
+
+
 class Worker:
     def __init__(
         self,
@@ -63,6 +78,7 @@ class Worker:
             lease_until=now + timedelta(seconds=self.settings.worker_lease_seconds),
             max_attempts=self.settings.worker_max_attempts,
             tenant_id=self.tenant_id,
+            with_model=self.extractor is not None,  # only what this worker can do
         )
         if episode is None:
             return None
@@ -116,6 +132,11 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> WorkerPool:
+        if self.workers:
+            # On stderr, not only in a logger nobody configured: an operator must see
+            # which episodes this process leaves to others.
+            first = self.workers[0]
+            print(serves(first.extractor, first.tenant_id, len(self.workers)), file=sys.stderr)
         register_wakeup(self._wake.set)
         for w in self.workers:
             t = threading.Thread(

@@ -4,9 +4,11 @@ SgamError
 ├── ValidationError        bad input; ``errors`` lists each failing item, field, reason  (422)
 ├── NotFoundError          unknown or foreign resource                                  (404)
 ├── ConflictError          a write clashes with recorded state                          (409)
-│   └── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
-├── StoreUnavailableError  the store cannot be reached; retry later                     (503)
+│   ├── FactConflictError  equal valid_from on one timeline under the ``reject`` policy
+│   └── LeaseLostError     an extraction worker no longer holds its episode's lease
+├── StoreUnavailableError  the store cannot be reached or is busy; retry later          (503)
 │   └── TransientStoreError  a deadlock or leader switch: the service retries the transaction
+├── StoreFailedError       the store failed in a way a retry does not fix               (500)
 └── TemplateError          a Cypher template is malformed (raised at start-up)
 """
 
@@ -102,14 +104,31 @@ class FactConflictError(ConflictError):
         )
 
 
+class LeaseLostError(ConflictError):
+    """The worker's lease on the episode expired and another worker took it: its facts
+    are not written (the other worker's are)."""
+
+    def __init__(self, episode_id: str, owner: str) -> None:
+        super().__init__(
+            f"the lease on episode {episode_id!r} is no longer held by {owner!r}",
+            episode_id=episode_id,
+        )
+
+
 class StoreUnavailableError(SgamError):
-    def __init__(self, detail: str, retry_after: int = 5) -> None:
+    def __init__(self, detail: str, retry_after: int | None = None) -> None:
+        # Seconds a client should wait; None: the server's SGAM_RETRY_AFTER_SECONDS.
         self.retry_after = retry_after
         super().__init__(detail)
 
 
 class TransientStoreError(StoreUnavailableError):
     """The transaction failed for a passing reason and may be run again as a whole."""
+
+
+class StoreFailedError(SgamError):
+    """The store answered with a permanent failure (a missing table, a disk I/O error, a
+    corrupt file): a server fault for an operator, not a reason for the client to retry."""
 
 
 class TemplateError(SgamError):

@@ -187,7 +187,7 @@ def write_facts(
     tx.lock_timelines(tenant_id=tenant_id, keys=unique_keys)
     current = tx.current_versions(tenant_id=tenant_id, keys=unique_keys)
     floor = _latest([f for fs in current.values() for f in fs])
-    now = CLOCK.now(after=floor)
+    now = tx.system_time(tenant_id=tenant_id, wall=CLOCK.now(after=floor))
     base_seq = int(now.timestamp() * 1_000_000) * 1000
 
     before: dict[str, list[tuple[str, Interval]]] = {
@@ -328,7 +328,7 @@ def retract_fact(tx: LedgerTx, *, tenant_id: str, fact_id: str, valid_to: dateti
     key = key_of(fact)
     tx.lock_timelines(tenant_id=tenant_id, keys=[key])
     versions = tx.current_versions(tenant_id=tenant_id, keys=[key]).get(key, [])
-    now = CLOCK.now(after=_latest(versions))
+    now = tx.system_time(tenant_id=tenant_id, wall=CLOCK.now(after=_latest(versions)))
     end = valid_to or now
     before = [(f.version_id, interval_of(f)) for f in versions]
     after = retract([i for _, i in before], fact_id=fact_id, at=end, strict=True)
@@ -359,7 +359,8 @@ def delete_episode(tx: LedgerTx, *, tenant_id: str, episode_id: str) -> DeleteRe
     tx.lock_timelines(tenant_id=tenant_id, keys=keys)
     current = tx.current_versions(tenant_id=tenant_id, keys=keys)
     ledger = tx.assertions(tenant_id=tenant_id, keys=keys)
-    now = CLOCK.now(after=_latest([f for fs in current.values() for f in fs]))
+    floor = _latest([f for fs in current.values() for f in fs])
+    now = tx.system_time(tenant_id=tenant_id, wall=CLOCK.now(after=floor))
     removed = restored = 0
     retire: list[str] = []
     inserts: list[Fact] = []

@@ -53,6 +53,35 @@ TypeName = Annotated[str, StringConstraints(pattern=TYPE_RE)]
 Scalar = str | int | float | bool
 
 DEFAULT_ENTITY_TYPE = "Entity"
+# An entity type becomes a Neo4j label beside ``Entity``; these labels are the store's own
+# (cypher/*.cypher): a user's entity carrying one would be read, locked or deleted as a
+# store record. ``Entity`` itself is the generic type: a write may name it, a schema may
+# not declare it. Both stores refuse the same names, so data moves between them.
+RESERVED_TYPE_NAMES = frozenset(
+    {
+        "Assertion",
+        "CandidateStatement",
+        "Episode",
+        "ExtractionCandidate",
+        "MergeCandidate",
+        "Schema",
+        "SystemClock",
+        "Timeline",
+        "Value",
+    }
+)
+
+
+def reserved_type_problem(name: str, *, declared: bool = False) -> str | None:
+    """Why ``name`` cannot be an entity type (None when it can); ``declared``: named as a
+    type of a schema, where the generic ``Entity`` is reserved too."""
+    if name in RESERVED_TYPE_NAMES or (declared and name == DEFAULT_ENTITY_TYPE):
+        return (
+            f"entity type {name!r} is reserved: sgam's stores use it for their own records"
+            f" (reserved: {', '.join(sorted(RESERVED_TYPE_NAMES | {DEFAULT_ENTITY_TYPE}))};"
+            f" {DEFAULT_ENTITY_TYPE!r} is the generic type every entity has)"
+        )
+    return None
 DEFAULT_MEMORY_TYPE = "semantic"
 DEFAULT_RETENTION = "keep"
 
@@ -381,6 +410,9 @@ class Episode(BaseModel):
     attempts: int = 0
     last_error: str | None = None
     rejected: list[dict[str, Any]] = Field(default_factory=list)
+    # Queue-internal, never answered: whether extracting it needs a model (no event
+    # mapping matches it). None: not known (stored before it was recorded) — any worker.
+    needs_model: bool | None = Field(default=None, exclude=True)
 
     def text(self) -> str:
         if isinstance(self.content, str):

@@ -28,6 +28,21 @@ class LedgerTx(Protocol):
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         """Serialise writers on these timelines until the transaction ends."""
 
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        """Whether ``owner`` still holds the extraction lease of the episode (it is
+        ``processing`` under that owner), read under the lock that claims take, so no
+        claim can move it before this transaction ends."""
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        """The instant this transaction records at: ``wall``, or one microsecond after the
+        latest instant the store recorded for the tenant when that is later. Kept in the
+        store and held until commit, so system time only moves forward across processes
+        whose wall clocks disagree."""
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        """:meth:`Store.put_episode` inside this transaction: the episode commits with
+        whatever else the transaction writes (its facts), or not at all."""
+
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         """``occurred_at`` of those of these episodes that exist."""
 

@@ -92,9 +92,11 @@ class QueueStore(Protocol):
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         """Make the episode pending, due at ``at``, if its status is one of
-        ``from_statuses``; return it, or None when it is missing or in another state."""
+        ``from_statuses``; return it, or None when it is missing or in another state.
+        ``needs_model`` (when not None) records which workers may claim it."""
 
     def claim(
         self,
@@ -104,11 +106,18 @@ class QueueStore(Protocol):
         lease_until: datetime,
         max_attempts: int,
         tenant_id: str | None = None,
+        with_model: bool = True,
     ) -> Episode | None:
         """Atomically take the next due episode (of one tenant, or of any): pending and due, or
         processing with an expired lease. Sets processing, the lease, and attempts + 1.
         An expired lease on an episode that already used ``max_attempts`` marks it failed
-        instead (a poison episode must not kill workers forever)."""
+        instead (a poison episode must not kill workers forever).
+
+        Fair across tenants: expired leases first (oldest first), then pending episodes
+        tenant by tenant in turn (round robin over the tenants with due work, from the one
+        after the tenant this queue object served last; the oldest due episode of each),
+        so one tenant's backlog does not hold up another's. ``with_model=False``: a worker
+        without a model takes only episodes that do not need one."""
 
     def claim_episode(
         self,
@@ -203,9 +212,16 @@ class QueueStore(Protocol):
 
     # -- entity lookup for resolution and prompts -------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
-        """Entities of the tenant (of these types), for name resolution."""
+        """A page of the tenant's entities (of these types), newest first (created_at
+        descending, then entity_id), for name resolution; ``after`` is the (created_at,
+        entity_id) of the last entity of the previous page."""
 
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool: ...
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -27,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from graph.durations import check_retention
 from graph.errors import ItemError
 from graph.model import (
     DEFAULT_ENTITY_TYPE,
@@ -41,6 +43,7 @@ from graph.model import (
     TypeName,
     ValueType,
     depth_problem,
+    reserved_type_problem,
 )
 from graph.timeutil import format_instant
 
@@ -94,7 +97,10 @@ class PredicateSpec(BaseModel):
     ] = None
     cardinality: Cardinality | None = None
     memory_type: str = DEFAULT_MEMORY_TYPE
-    retention: str = DEFAULT_RETENTION
+    # keep, a label of your own (kept like keep), or an ISO-8601 duration (graph.retention).
+    retention: Annotated[str, AfterValidator(check_retention), Field(max_length=64)] = (
+        DEFAULT_RETENTION
+    )
     description: str | None = None
     # Write-path policy (extraction): hold candidates until confirmed, or until seen N times.
     requires_confirmation: bool = False
@@ -130,6 +136,10 @@ class MemorySchema(BaseModel):
     )
     predicates: Annotated[list[PredicateSpec], _at_most(MAX_PREDICATES, "predicates")] = Field(
         default_factory=list
+    )
+    # Episodes that occurred longer ago than this are deleted by the purge (graph.retention).
+    episode_retention: Annotated[str, AfterValidator(check_retention), Field(max_length=64)] = (
+        DEFAULT_RETENTION
     )
     # Deterministic mapping of JSON events to facts (extraction); shape checked there.
     event_mappings: Annotated[
@@ -193,6 +203,23 @@ class MemorySchema(BaseModel):
 
 
 PERMISSIVE = MemorySchema()
+
+
+def reserved_type_errors(schema: MemorySchema) -> list[ItemError]:
+    """Every place a schema names a reserved entity type (see
+    :data:`graph.model.RESERVED_TYPE_NAMES`). Checked when a schema is put, not when a
+    stored one is read: a tenant's stored schema must stay readable."""
+    errs: list[ItemError] = []
+    for i, spec in enumerate(schema.entity_types):
+        if (why := reserved_type_problem(spec.name, declared=True)) is not None:
+            errs.append(ItemError(reason=why, field=f"entity_types.{i}.name"))
+    for i, p in enumerate(schema.predicates):
+        named = [("object_type", p.object_type)]
+        named += [(f"subject_types.{j}", t) for j, t in enumerate(p.subject_types or [])]
+        for field, t in named:
+            if t is not None and (why := reserved_type_problem(t)) is not None:
+                errs.append(ItemError(reason=why, field=f"predicates.{i}.{field}"))
+    return errs
 
 _PARSED: OrderedDict[bytes, MemorySchema] = OrderedDict()
 _PARSED_MAX = 64
@@ -272,7 +299,9 @@ def check_delta(
         err(f"unknown predicate {delta.predicate!r} (schema is strict)", "predicate")
     known_types = schema.entity_type_names()
     for field, t in (("subject_type", delta.subject_type), ("object_type", delta.object_type)):
-        if t is not None and schema.strict and t not in known_types:
+        if t is not None and (why := reserved_type_problem(t)) is not None:
+            err(why, field)
+        elif t is not None and schema.strict and t not in known_types:
             err(f"unknown entity type {t!r} (schema is strict)", field)
     if (
         spec is not None
@@ -311,6 +340,12 @@ def check_delta(
             ):
                 err(f"{spec.name} expects object_type {spec.object_type}", "object_type")
             object_type = delta.object_type or spec.object_type
+            if (
+                delta.object_type is None
+                and object_type is not None
+                and (why := reserved_type_problem(object_type))
+            ):
+                err(why, "object_type")  # a schema stored before the name was reserved
     if has_value and not has_object:
         target = spec.value_type if spec is not None and spec.value_type else None
         coerced = coerce_value(delta.value, target)

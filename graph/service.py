@@ -13,7 +13,13 @@ from datetime import datetime
 from typing import TypeVar
 
 from graph import ledger
-from graph.errors import NotFoundError, TransientStoreError, invalid
+from graph.errors import (
+    LeaseLostError,
+    NotFoundError,
+    TransientStoreError,
+    ValidationError,
+    invalid,
+)
 from graph.model import (
     ConflictPolicy,
     DeleteResult,
@@ -30,7 +36,7 @@ from graph.model import (
     new_id,
 )
 from graph.port import LedgerTx, Store
-from graph.schema import PERMISSIVE, MemorySchema
+from graph.schema import PERMISSIVE, MemorySchema, reserved_type_errors
 from graph.timeutil import utcnow
 
 MAX_DEPTH = 4
@@ -82,27 +88,56 @@ class MemoryService:
         return self.store.get_schema(tenant_id=tenant_id) or PERMISSIVE
 
     def put_schema(self, *, tenant_id: str, schema: MemorySchema) -> MemorySchema:
+        if errors := reserved_type_errors(schema):
+            raise ValidationError(errors)
         return self.store.put_schema(tenant_id=tenant_id, schema=schema)
 
     # -- episodes ----------------------------------------------------------------------
     def add_episode(
         self, *, tenant_id: str, body: EpisodeCreate, status: EpisodeStatus = EpisodeStatus.STORED
     ) -> tuple[Episode, bool]:
-        """Capture the raw episode first; extraction, if any, comes after."""
-        episode = Episode(
-            tenant_id=tenant_id,
-            episode_id=body.episode_id or new_id("ep"),
-            kind=body.kind,
-            source=body.source,
-            content=body.content,
-            content_hash="",
-            occurred_at=body.occurred_at,
-            session_id=body.session_id,
-            metadata=body.metadata,
-            recorded_at=utcnow(),
-            status=status,
+        """Capture the raw episode first; extraction, if any, comes after. The facts the
+        body carries are not written here: see :meth:`capture`."""
+        return self.store.put_episode(episode=_new_episode(tenant_id, body, status))
+
+    def capture(
+        self,
+        *,
+        tenant_id: str,
+        body: EpisodeCreate,
+        status: EpisodeStatus = EpisodeStatus.STORED,
+        policy: ConflictPolicy = ConflictPolicy.REJECT,
+        needs_model: bool | None = None,
+    ) -> tuple[Episode, bool, WriteResult]:
+        """Store an episode and the facts it carries in ONE transaction: both or neither,
+        whatever fails (a refused fact, a store error, a crash). Sent again (same id and
+        content), the episode is found and its facts are written again: the ledger makes
+        those already there unchanged, so a retry after a failure writes what was lost
+        instead of answering ``created: false`` without them."""
+        episode = _new_episode(tenant_id, body, status).model_copy(
+            update={"needs_model": needs_model}  # which workers may claim it
         )
-        return self.store.put_episode(episode=episode)
+        schema = self.schema(tenant_id=tenant_id) if body.facts else PERMISSIVE
+
+        def work(tx: LedgerTx) -> tuple[Episode, bool, WriteResult]:
+            stored, created = tx.put_episode(episode=episode)
+            if not body.facts:
+                return stored, created, WriteResult(facts=[], outcomes=[])
+            deltas = [
+                d.model_copy(
+                    update={
+                        "source_episode_id": d.source_episode_id or stored.episode_id,
+                        "valid_from": d.valid_from or stored.occurred_at,
+                    }
+                )
+                for d in body.facts
+            ]
+            result = ledger.write_facts(
+                tx, tenant_id=tenant_id, schema=schema, deltas=deltas, policy=policy
+            )
+            return stored, created, result
+
+        return self.in_transaction(work)
 
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode:
         ep = self.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
@@ -162,14 +197,23 @@ class MemoryService:
         deltas: Sequence[MemoryDelta],
         policy: ConflictPolicy = ConflictPolicy.REJECT,
         schema: MemorySchema | None = None,
+        lease: tuple[str, str] | None = None,
     ) -> WriteResult:
+        """Write a batch; with ``lease`` (episode id, owner), only while that extraction
+        worker still holds the episode's lease, checked inside the same transaction."""
         schema = schema or self.schema(tenant_id=tenant_id)
         checked_schema = schema
-        return self.in_transaction(
-            lambda tx: ledger.write_facts(
+
+        def work(tx: LedgerTx) -> WriteResult:
+            if lease is not None and not tx.holds_lease(
+                tenant_id=tenant_id, episode_id=lease[0], owner=lease[1]
+            ):
+                raise LeaseLostError(*lease)
+            return ledger.write_facts(
                 tx, tenant_id=tenant_id, schema=checked_schema, deltas=deltas, policy=policy
             )
-        )
+
+        return self.in_transaction(work)
 
     def retract(self, *, tenant_id: str, fact_id: str, valid_to: datetime | None = None) -> Fact:
         return self.in_transaction(
@@ -369,6 +413,22 @@ class MemoryService:
             known_at=known_at or now,
             limit=limit,
         )
+
+
+def _new_episode(tenant_id: str, body: EpisodeCreate, status: EpisodeStatus) -> Episode:
+    return Episode(
+        tenant_id=tenant_id,
+        episode_id=body.episode_id or new_id("ep"),
+        kind=body.kind,
+        source=body.source,
+        content=body.content,
+        content_hash="",
+        occurred_at=body.occurred_at,
+        session_id=body.session_id,
+        metadata=body.metadata,
+        recorded_at=utcnow(),
+        status=status,
+    )
 
 
 def _checked(limit: int) -> int:

@@ -18,10 +18,20 @@ from collections.abc import Sequence
 
 import typer
 
-from api.cli import entities, episodes, facts, replay, retrieval, schema, service, transfer
+from api.cli import (
+    entities,
+    episodes,
+    erase,
+    facts,
+    replay,
+    retrieval,
+    schema,
+    service,
+    transfer,
+)
 from api.cli.core import EXIT_STATUS, Exit
 
-COMMANDS = (service, replay, facts, entities, retrieval, episodes, schema, transfer)
+COMMANDS = (service, replay, facts, entities, retrieval, episodes, schema, transfer, erase)
 
 
 def build() -> typer.Typer:

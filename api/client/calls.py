@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from api.client.errors import raise_for_problem
 from api.routes.extraction import CandidateConfirmed, CandidatesPublic, MergeCandidatesPublic
 from api.routes.search import ContextResponse, Scope, SearchResponse
+from api.routes.tenants import TenantErased
 from api.schemas import (
     EntityPredicates,
     EntityPublic,
@@ -34,6 +35,7 @@ from api.schemas import (
     Health,
     Ready,
 )
+from graph.erasure import ForgetResult
 from graph.model import (
     ConflictPolicy,
     DeleteResult,
@@ -314,6 +316,19 @@ def get_schema(tenant: str) -> Call[MemorySchema]:
 def put_schema(tenant: str, schema: MemorySchema | Mapping[str, Any]) -> Call[MemorySchema]:
     """Store a new schema version; the server assigns the version number."""
     return Call("PUT", _tenant(tenant, "/schema"), _model(MemorySchema), json=_body(schema))
+
+
+# -- erasure --------------------------------------------------------------------------
+def forget_entity(tenant: str, entity_id: str, *, dry_run: bool = False) -> Call[ForgetResult]:
+    """Erase an entity, every fact about it and every episode that mentions it; with
+    ``dry_run`` only count what would go."""
+    path = _tenant(tenant, f"/entities/{_seg(entity_id)}/forget")
+    return Call("POST", path, _model(ForgetResult), json={"dry_run": dry_run})
+
+
+def delete_tenant(tenant: str) -> Call[TenantErased]:
+    """Erase a whole tenant (admin key only)."""
+    return Call("DELETE", _tenant(tenant), _model(TenantErased))
 
 
 # -- retrieval -------------------------------------------------------------------------

@@ -97,6 +97,9 @@ class Operations:
     # schema
     get_schema = Operation(calls.get_schema)
     put_schema = Operation(calls.put_schema)
+    # erasure
+    forget_entity = Operation(calls.forget_entity)
+    delete_tenant = Operation(calls.delete_tenant)
     # retrieval
     search = Operation(calls.search)
     context = Operation(calls.context)

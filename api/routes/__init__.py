@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.routes import entities, episodes, extraction, facts, health, schema, search
+from api.routes import entities, episodes, extraction, facts, health, schema, search, tenants
 
 
 def routers() -> list[APIRouter]:
@@ -20,4 +20,5 @@ def routers() -> list[APIRouter]:
         schema.router,
         extraction.router,
         search.router,
+        tenants.router,
     ]

@@ -12,6 +12,7 @@ from api.schemas import Instant, Problem
 PROBLEM_DESCRIPTIONS: dict[int, str] = {
     400: "Malformed request (e.g. a body that is not JSON)",
     401: "No API key, or an unknown one",
+    403: "The operation needs the admin key",
     404: "Unknown resource, or a tenant the key may not see",
     409: "Conflict with recorded state",
     413: "Request body too large",

@@ -12,7 +12,7 @@ from api.cursors import next_cursor, resume
 from api.deps import ContextDep, ExtractorDep, MetricsDep, ServiceDep, TenantDep
 from api.routes.common import BODY_PROBLEMS, CursorParam, problems, tenant_router
 from api.schemas import EpisodePublic, EpisodeWritten
-from extraction import choose_mode, on_episode_created
+from extraction import choose_mode, needs_model, on_episode_created
 from graph.errors import SgamError
 from graph.model import DeleteResult, Episode, EpisodeCreate, EpisodeStatus, ExtractMode, Fact
 from graph.service import MAX_LIMIT, MemoryService
@@ -80,28 +80,24 @@ def create_episode(
     mode = choose_mode(service, tenant_id=tenant, body=body, extractor=extractor)
     # Queued in the same write that captures it: nothing can be lost between the two.
     status = EpisodeStatus.PENDING if mode == ExtractMode.BACKGROUND else EpisodeStatus.STORED
-    episode, created = service.add_episode(tenant_id=tenant, body=body, status=status)
-    if not created:  # idempotent redelivery: writes nothing
+    # The episode and the facts it carries commit together: a failure leaves neither.
+    queued = mode == ExtractMode.BACKGROUND
+    episode, created, result = service.capture(
+        tenant_id=tenant,
+        body=body,
+        status=status,
+        # Which workers may claim it: only those with a model, unless a mapping does it.
+        needs_model=needs_model(service, tenant_id=tenant, body=body) if queued else None,
+    )
+    metrics.record_writes(result.outcomes)
+    if not created:  # redelivery: its facts were written again, unchanged where present
         response.status_code = 200
         facts, nxt = _sourced(
             service, tenant=tenant, episode_id=episode.episode_id, limit=MAX_LIMIT, cursor=None
         )
         return _written(episode, facts, created=False, next_cursor=nxt)
-    written: list[Fact] = []
+    written: list[Fact] = list(result.facts)
     try:
-        if body.facts:
-            deltas = [
-                d.model_copy(
-                    update={
-                        "source_episode_id": d.source_episode_id or episode.episode_id,
-                        "valid_from": d.valid_from or episode.occurred_at,
-                    }
-                )
-                for d in body.facts
-            ]
-            result = service.write_facts(tenant_id=tenant, deltas=deltas)
-            metrics.record_writes(result.outcomes)
-            written = result.facts
         if mode == ExtractMode.SYNC:
             # Extraction failures are recorded on the episode (failed + reason, or
             # rejected candidates), never raised: the episode stays, the answer says why.

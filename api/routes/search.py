@@ -95,8 +95,7 @@ def _retriever(store: Store) -> Retriever:
     responses=BODY_PROBLEMS,
 )
 def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchResponse:
-    retriever = _retriever(store)
-    results = retriever.search(
+    answer = _retriever(store).answer(
         tenant_id=tenant,
         query=body.query,
         as_of=body.as_of,
@@ -113,9 +112,9 @@ def search(tenant: TenantDep, body: SearchRequest, store: StoreDep) -> SearchRes
                 item=r.item,
                 source_episode_ids=r.source_episode_ids,
             )
-            for r in results
+            for r in answer.results
         ],
-        degraded=["vector"] if "vector" in retriever.degraded else [],
+        degraded=["vector"] if "vector" in answer.degraded else [],
     )
 
 

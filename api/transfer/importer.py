@@ -14,7 +14,6 @@ import resumes by running it again.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from api.client import SgamAPIError, SgamClient
 from api.errors import error_response, validation_items
 from api.problems import HTTP_PROBLEMS, problem_type
 from api.schemas import MAX_BATCH, FactsCreate
-from extraction import choose_mode
+from extraction import choose_mode, needs_model
 from graph.errors import SgamError
 from graph.model import (
     ConflictPolicy,
@@ -105,31 +104,19 @@ class ServiceSink:
         try:
             mode = choose_mode(self.service, tenant_id=t, body=body, extractor=None)
             status = EpisodeStatus.STORED if mode == ExtractMode.NONE else EpisodeStatus.PENDING
-            episode, created = self.service.add_episode(tenant_id=t, body=body, status=status)
-        except SgamError as e:
-            raise Refused(_from_error(e, f"/v1/tenants/{t}/episodes")) from e
-        if not created:
-            return Written(unchanged=len(body.facts or []))
-        if not body.facts:
-            return Written(episodes=1)
-        deltas = [
-            d.model_copy(
-                update={
-                    "source_episode_id": d.source_episode_id or episode.episode_id,
-                    "valid_from": d.valid_from or episode.occurred_at,
-                }
+            # The episode and its facts in one transaction: a refused line leaves nothing.
+            queued = status == EpisodeStatus.PENDING
+            _, created, result = self.service.capture(
+                tenant_id=t,
+                body=body,
+                status=status,
+                policy=policy,
+                needs_model=needs_model(self.service, tenant_id=t, body=body) if queued else None,
             )
-            for d in body.facts
-        ]
-        try:
-            result = self.service.write_facts(tenant_id=t, deltas=deltas, policy=policy)
         except SgamError as e:
-            # Nothing of a refused line stays: take the just-stored episode back out.
-            with contextlib.suppress(SgamError):
-                self.service.delete_episode(tenant_id=t, episode_id=episode.episode_id)
             raise Refused(_from_error(e, f"/v1/tenants/{t}/episodes")) from e
-        w = _count(result.outcomes)
-        w.episodes = 1
+        w = _count(result.outcomes)  # again: facts a failed first import lost are written
+        w.episodes = 1 if created else 0
         return w
 
     def facts(self, deltas: list[MemoryDelta], *, policy: ConflictPolicy) -> Written:

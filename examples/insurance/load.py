@@ -1,7 +1,9 @@
 """Load the example into sgam: its schema, then every line of episodes.jsonl in order.
 
-A stopgap until ``sgam import`` exists (which will replace this file). In-process, each
-line goes through ``MemoryService`` exactly as the API handles the body; with ``--api``
+``sgam import`` is the way to load the whole file (batched, with progress); this loader
+posts one request at a time, so a caller can act between lines (the tests take known_at
+marks there), and ``--tour`` picks the README tour's lines. In-process, each line goes
+through ``MemoryService`` exactly as the API handles the body; with ``--api``
 it is posted to a running server with the typed client. Re-running writes nothing new.
 ``--tour`` loads only the lines of the README's tour (see :func:`tour_lines`).
 

@@ -10,7 +10,14 @@ The store must hold a :class:`SearchPort` as ``store.search`` beside the state r
 from graph.retrieval.context import Context, ContextBuilder, Resolution
 from graph.retrieval.port import Hit, ItemKind, SearchableStore, SearchPort, Window
 from graph.retrieval.rank import RankConfig
-from graph.retrieval.search import ALL_KINDS, Candidates, Retriever, SearchFilters, SearchResult
+from graph.retrieval.search import (
+    ALL_KINDS,
+    Candidates,
+    Retriever,
+    SearchAnswer,
+    SearchFilters,
+    SearchResult,
+)
 
 __all__ = [
     "ALL_KINDS",
@@ -22,6 +29,7 @@ __all__ = [
     "RankConfig",
     "Resolution",
     "Retriever",
+    "SearchAnswer",
     "SearchFilters",
     "SearchPort",
     "SearchResult",

@@ -69,12 +69,23 @@ class SearchResult:
     source_episode_ids: list[str]
 
 
+@dataclass(frozen=True)
+class SearchAnswer:
+    """One search's results and what it ran without (``("vector",)`` when no embedding
+    model could load). Returned per call: a Retriever is shared by concurrent requests,
+    so nothing about one search may live on it."""
+
+    results: list[SearchResult]
+    degraded: tuple[str, ...] = ()
+
+
 @dataclass
 class Candidates:
     """What the indexes proposed, per kind, best first."""
 
     bm25: dict[ItemKind, list[Hit]] = field(default_factory=dict)
     vector: dict[ItemKind, list[Hit]] = field(default_factory=dict)
+    degraded: tuple[str, ...] = ()  # signals these candidates were found without
 
     def fused(self, *, k: int) -> dict[Node, float]:
         """RRF over two lists, normalised to [0, 1]: every kind's BM25 hits by score, and
@@ -84,7 +95,6 @@ class Candidates:
         lists = [_by_score(self.bm25), _by_score(self.vector)]
         scores = rank.normalise_rrf(rank.rrf(lists, k=k), lists=2, k=k)
         return {_node(i): s for i, s in scores.items()}
-
 
     def relevance(self, *, bm25_share: float) -> dict[Node, float]:
         """Each candidate's own evidence in [0, 1]: BM25 relative to the best hit, cosine
@@ -143,8 +153,6 @@ class Retriever:
         self.search_index = store.search
         self.embedder: Embedder = embedder or default_embedder()
         self.config = config or RankConfig()
-        # Signals the last search ran without (``"vector"`` when no model could load).
-        self.degraded: tuple[str, ...] = ()
 
     # -- building blocks (also used by bench/) --------------------------------------------
     @staticmethod
@@ -175,12 +183,12 @@ class Retriever:
         n = limit or self.config.candidates
         words = terms(query)
         qvec = vector
+        out = Candidates()
         if qvec is None:
             try:
                 qvec = self.embed_query(query)
             except EmbeddingUnavailableError:
-                self.degraded = ("vector",)  # fulltext and the graph still answer
-        out = Candidates()
+                out.degraded = ("vector",)  # fulltext and the graph still answer
         for kind in kinds:
             out.bm25[kind] = self.search_index.fulltext(
                 tenant_id=tenant_id, kind=kind, terms=words, window=window, limit=n
@@ -207,9 +215,7 @@ class Retriever:
             for h in cands.vector.get(ItemKind.ENTITY, [])
             if h.score >= cfg.entity_min_cosine
         }
-        chosen = sorted(
-            named | close, key=lambda i: (-fused.get((ItemKind.ENTITY, i), 0.0), i)
-        )
+        chosen = sorted(named | close, key=lambda i: (-fused.get((ItemKind.ENTITY, i), 0.0), i))
         return {(ItemKind.ENTITY, i) for i in chosen[: cfg.seed_entities]}
 
     def expand(
@@ -296,9 +302,7 @@ class Retriever:
             if prev is not None:
                 g.add_edge((ItemKind.EPISODE, prev), (ItemKind.EPISODE, other), session=True)
         g.add_nodes_from((ItemKind.EPISODE, i) for i in episode_ids)
-        g.add_nodes_from(
-            (ItemKind.ENTITY, i) for k, i in ranked if k == ItemKind.ENTITY
-        )
+        g.add_nodes_from((ItemKind.ENTITY, i) for k, i in ranked if k == ItemKind.ENTITY)
 
         # Load what the graph names; drop what is not visible in the window.
         episodes = index.episodes_by_id(
@@ -361,6 +365,31 @@ class Retriever:
         filters: SearchFilters | None = None,
         depth: int | None = None,
     ) -> list[SearchResult]:
+        """The results of :meth:`answer`."""
+        return self.answer(
+            tenant_id=tenant_id,
+            query=query,
+            as_of=as_of,
+            known_at=known_at,
+            limit=limit,
+            scopes=scopes,
+            filters=filters,
+            depth=depth,
+        ).results
+
+    def answer(
+        self,
+        *,
+        tenant_id: str,
+        query: str,
+        as_of: datetime | None = None,
+        known_at: datetime | None = None,
+        limit: int = 10,
+        scopes: Sequence[ItemKind] = ALL_KINDS,
+        filters: SearchFilters | None = None,
+        depth: int | None = None,
+    ) -> SearchAnswer:
+        """Search, and say what the search ran without."""
         check_query(query, field="query")
         if not 1 <= limit <= MAX_LIMIT:
             raise invalid(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
@@ -386,7 +415,8 @@ class Retriever:
             depth=self.config.depth if depth is None else depth,
         )
         scores = self.score(sub, fused, relevance)
-        return self._select(tenant_id, window, sub, scores, set(scopes), filters, limit)
+        results = self._select(tenant_id, window, sub, scores, set(scopes), filters, limit)
+        return SearchAnswer(results=results, degraded=cands.degraded)
 
     def _select(
         self,
@@ -428,7 +458,10 @@ class Retriever:
                     if not batch:
                         continue  # past MAX_STALE: not returned unchecked
                     stale |= stale_episodes(
-                        self.search_index, tenant_id=tenant_id, window=window, episodes=batch,
+                        self.search_index,
+                        tenant_id=tenant_id,
+                        window=window,
+                        episodes=batch,
                         facts=facts[:limit],
                     )
                     checked |= {e.episode_id for e in batch}
@@ -462,15 +495,11 @@ class Retriever:
         return SearchResult(kind=kind, score=round(score, 6), item=item, source_episode_ids=sources)
 
 
-def context_scores(
-    g: nx.Graph, relevance: dict[Node, float], *, radius: int
-) -> dict[Node, float]:
+def context_scores(g: nx.Graph, relevance: dict[Node, float], *, radius: int) -> dict[Node, float]:
     """The best relevance near each node: for an episode, among the turns within
     ``radius`` of it in its session; for a fact, among its source episodes. A reply is
     found through the question it answers, and the other way round."""
-    session = g.edge_subgraph(
-        [(a, b) for a, b, d in g.edges(data=True) if d.get("session")]
-    )
+    session = g.edge_subgraph([(a, b) for a, b, d in g.edges(data=True) if d.get("session")])
     out: dict[Node, float] = {}
     for n in g.nodes:
         if n[0] == ItemKind.EPISODE and n in session:
@@ -495,6 +524,7 @@ __all__ = [
     "ALL_KINDS",
     "Candidates",
     "Retriever",
+    "SearchAnswer",
     "SearchFilters",
     "SearchResult",
     "Subgraph",

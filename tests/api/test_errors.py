@@ -38,16 +38,18 @@ def test_same_episode_twice_is_200_and_writes_nothing(client: TestClient, tenant
     body = episode("e1", facts=[{"subject": "mira", "predicate": "city", "value": "Lyon"}])
     first = client.post(f"{base}/episodes", json=body)
     assert first.status_code == 201
-    # Same content again, even with other inline facts: 200, the stored episode, no writes.
-    again = client.post(
-        f"{base}/episodes",
-        json={**body, "facts": [{"subject": "mira", "predicate": "city", "value": "Paris"}]},
-    )
+    # Same content and facts again: 200, the stored episode, no writes.
+    again = client.post(f"{base}/episodes", json=body)
     assert again.status_code == 200, again.text
     a = again.json()
     assert a["created"] is False
     assert a["recorded_at"] == first.json()["recorded_at"]
     assert [f["fact_id"] for f in a["facts"]] == [first.json()["facts"][0]["fact_id"]]
+    assert [f["value"] for f in _facts(client, tenant, subject="mira")] == ["Lyon"]
+    # Other facts in a redelivery are not dropped silently: this one clashes (409).
+    other = {**body, "facts": [{"subject": "mira", "predicate": "city", "value": "Paris"}]}
+    clash = problem(client.post(f"{base}/episodes", json=other), 409)
+    assert clash["conflicting_fact_id"] == first.json()["facts"][0]["fact_id"]
     assert [f["value"] for f in _facts(client, tenant, subject="mira")] == ["Lyon"]
 
 
@@ -480,8 +482,63 @@ def test_unopenable_sqlite_is_503(store: Store, tmp_path: Path, tenant: str) -> 
     with TestClient(app) as client:
         r = client.get("/readyz")
         problem(r, 503)
-        assert int(r.headers["retry-after"]) >= 1
-        problem(client.get(f"{_base(tenant)}/facts"), 503)
+        assert r.headers["retry-after"] == "3"  # SGAM_RETRY_AFTER_SECONDS drives it
+        facts = client.get(f"{_base(tenant)}/facts")
+        problem(facts, 503)
+        assert facts.headers["retry-after"] == "3"
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_a_permanent_sqlite_failure_is_500_without_retry_after(
+    store: Store, tmp_path: Path, tenant: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Review L4: a table that is gone is not a reason to retry: 500 ``store-failed``,
+    logged with the request, no Retry-After."""
+    broken = SqliteStore(tmp_path / "gone.db")
+    broken.init()
+    broken.conn.executescript("DROP TABLE facts;")
+    app = create_app(Settings(retry_after_seconds=3), store=broken)
+    with TestClient(app) as client, caplog.at_level("ERROR", logger="sgam.api"):
+        r = client.get(f"{_base(tenant)}/facts")
+        body = problem(r, 500)
+        assert body["type"] == "urn:sgam:problem:store-failed"
+        assert "no such table" in body["detail"]
+        assert "retry-after" not in r.headers
+        assert client.post(f"{_base(tenant)}/episodes", json=episode("e1")).status_code == 201
+        w = client.post(f"{_base(tenant)}/facts", json={"facts": [fact("a", "b", value=1)]})
+        problem(w, 500)
+        assert "retry-after" not in w.headers
+        metrics = client.get("/metrics").text
+        assert 'sgam_store_errors_total{kind="StoreFailedError"} 2.0' in metrics
+    logged = [m for m in caplog.messages if "store failed on GET" in m]
+    assert logged
+    assert f"/v1/tenants/{tenant}/facts" in logged[0]
+    broken.close()
+
+
+def test_sqlite_errors_are_classified_by_their_code(tmp_path: Path) -> None:
+    """Busy/locked (real errors from a real lock) → 503; the rest → a permanent failure."""
+    import sqlite3
+
+    from graph.errors import StoreFailedError
+    from graph.stores.sqlite.connection import translated
+
+    path = tmp_path / "l.db"
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    waiter = sqlite3.connect(path, isolation_level=None, timeout=0)
+    with pytest.raises(sqlite3.OperationalError) as locked:
+        waiter.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(sqlite3.OperationalError) as missing:
+        holder.execute("SELECT * FROM nowhere")
+    holder.execute("ROLLBACK")
+    holder.close()
+    waiter.close()
+    busy = translated(locked.value, what="begin")
+    assert type(busy) is StoreUnavailableError
+    assert busy.retry_after is None
+    assert type(translated(missing.value, what="read")) is StoreFailedError
 
 
 # -- ids -------------------------------------------------------------------------------

@@ -407,7 +407,9 @@ def test_schema_get_put_versions(client: TestClient, tenant: str) -> None:
 
 def test_service_routes(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ready"}
+    ready = client.get("/readyz").json()
+    assert ready["status"] == "ready"
+    assert set(ready["embeddings"]["kinds"]) == {"fact", "entity", "episode"}
     m = client.get("/metrics")
     assert m.status_code == 200
     assert m.headers["content-type"].startswith("text/plain")

@@ -157,4 +157,7 @@ def test_every_command_is_listed() -> None:
         "schema",
         "import",
         "export",
+        "forget",
+        "tenant",
+        "purge",
     }

@@ -199,12 +199,21 @@ POLICY = MemorySchema(
 )
 
 
-def said(service: MemoryService, tenant: str, model: LlmExtractor, eid: str, day: int = 0) -> Any:
+def said(
+    service: MemoryService,
+    tenant: str,
+    model: LlmExtractor,
+    eid: str,
+    day: int = 0,
+    **overrides: Any,
+) -> Any:
     ep, _ = service.add_episode(
         tenant_id=tenant,
         body=EpisodeCreate(episode_id=eid, content="...", occurred_at=T0 + timedelta(days=day)),
     )
-    return on_episode_created(service, model, ep, ExtractMode.SYNC, settings=settings())
+    return on_episode_created(
+        service, model, ep, ExtractMode.SYNC, settings=settings(**overrides)
+    )
 
 
 def test_confirmation_holds_the_candidate_until_confirmed(
@@ -389,3 +398,29 @@ def test_supporters_arriving_together_promote_the_statement_exactly_once(
     promoted = sorted(e for got in results.values() for e in got)
     assert promoted == ["e1", "e2", "e3"]  # all three, by exactly one of the two workers
     assert sorted(len(got) for got in results.values()) == [0, 3]
+
+
+def test_names_resolve_to_entities_older_than_one_catalog_page(
+    service: MemoryService, tenant: str, llm: LoopbackLLM, model: LlmExtractor
+) -> None:
+    """Review M8: resolution is not limited to the newest page of the catalog."""
+    service.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e0", content="x", occurred_at=T0)
+    )
+    for name in ("Mira Patel", "Ann", "Bob", "Cid", "Dee"):  # Mira is the oldest
+        service.write_facts(
+            tenant_id=tenant,
+            deltas=[
+                MemoryDelta(
+                    subject=name,
+                    subject_type="Person",
+                    predicate="city",
+                    value="Lyon",
+                    source_episode_id="e0",
+                )
+            ],
+        )
+    llm.script(answer([fact(subject="mira  PATEL", predicate="employer", value="Acme")]))
+    report = said(service, tenant, model, "e1", catalog_limit=2)
+    assert [(f.subject, f.value) for f in report.facts] == [("Mira Patel", "Acme")]
+    assert service.store.entity(tenant_id=tenant, entity_id="mira  PATEL") is None

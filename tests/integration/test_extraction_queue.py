@@ -248,3 +248,29 @@ def test_background_episodes_land_within_seconds(
     assert got == [(f"pet{i}", "name", f"cat{i}") for i in range(6)]
     assert llm.calls == 6  # one model call per episode
     assert pool.processed == 6
+
+
+def test_a_worker_that_lost_its_lease_writes_no_facts(
+    service: MemoryService, tenant: str, llm: LoopbackLLM, model: LlmExtractor
+) -> None:
+    """Review M8: the lease is checked inside the transaction that writes the facts, not
+    only when the outcome is recorded."""
+    from extraction.pipeline import run_claimed
+
+    q = service.store.queue
+    queued(service, tenant, "e1", "my passport deadline is 2026-07-15")
+    now = utcnow()
+    slow = q.claim(
+        owner="a", now=now, lease_until=now + timedelta(seconds=1), max_attempts=3, tenant_id=tenant
+    )
+    assert slow is not None
+    time.sleep(1.1)
+    assert claim(q, tenant, "b") == "e1"  # a's lease ran out: b has the episode now
+    llm.script(answer([fact()]))
+    report = run_claimed(service, q, model, slow, owner="a", settings=settings(), may_retry=True)
+    assert report.lease_lost
+    assert report.facts == []
+    assert service.history(tenant_id=tenant, subject="mira", predicate="passport_deadline") == []
+    ep = service.get_episode(tenant_id=tenant, episode_id="e1")
+    assert ep.status == EpisodeStatus.PROCESSING  # b's claim, untouched by a
+    assert q.complete(tenant_id=tenant, episode_id="e1", owner="b", rejected=[])

@@ -104,11 +104,12 @@ def test_unembedded_items_are_found_by_fulltext_and_search_embeds_only_its_query
 
     # No indexer runs: the items have no vectors, yet search finds them by fulltext.
     retriever = Retriever(searchable(store), embedder=counting)
-    results = retriever.search(tenant_id=tenant, query="zebrafish assay", limit=10)
+    answer = retriever.answer(tenant_id=tenant, query="zebrafish assay", limit=10)
+    results = answer.results
     found = {r.item.model_dump(mode="json").get("episode_id") for r in results}
     assert {"ep-0", "ep-1", "ep-2"} <= found
     assert any(r.kind == ItemKind.FACT for r in results)
-    assert retriever.degraded == ()
+    assert answer.degraded == ()
     # The search embedded its query and nothing else; the items still wait for the indexer.
     assert counting.calls == [1]
     assert pending_of(store, tenant, embedder.name) == before

@@ -33,6 +33,7 @@ CONSTRAINTS = {
     "timeline_key": ("NODE", ["Timeline"], ["tenant_id", "key"]),
     "value_key": ("NODE", ["Value"], ["tenant_id", "value_key"]),
     "schema_version": ("NODE", ["Schema"], ["tenant_id", "version"]),
+    "system_clock": ("NODE", ["SystemClock"], ["tenant_id"]),
     "fact_version_id": ("RELATIONSHIP", ["FACT"], ["version_id"]),
     "fact_one_open": ("RELATIONSHIP", ["FACT"], ["open_key"]),
 }
@@ -44,12 +45,16 @@ INDEXES = {
     "fact_id": ("RANGE", ["FACT"], ["fact_id"]),
     "assertion_timeline": ("RANGE", ["Assertion"], ["tenant_id", "timeline_key"]),
     "assertion_episode": ("RANGE", ["Assertion"], ["tenant_id", "source_episode_id"]),
-    "entity_text": ("FULLTEXT", ["Entity"], ["name", "aliases"]),
-    "fact_text": ("FULLTEXT", ["FACT"], ["fact_text"]),
-    "episode_text": ("FULLTEXT", ["Episode"], ["content_text"]),
-    "entity_embedding": ("VECTOR", ["Entity"], ["embedding"]),
-    "episode_embedding": ("VECTOR", ["Episode"], ["embedding"]),
-    "fact_embedding": ("VECTOR", ["FACT"], ["embedding"]),
+    "entity_text": ("FULLTEXT", ["Entity"], ["name", "aliases", "scope"]),
+    "fact_text": ("FULLTEXT", ["FACT"], ["fact_text", "scope", "scope_current"]),
+    "episode_text": ("FULLTEXT", ["Episode"], ["content_text", "scope"]),
+    "entity_embedding": ("VECTOR", ["Entity"], ["embedding", "tenant_id", "embedding_model"]),
+    "episode_embedding": ("VECTOR", ["Episode"], ["embedding", "tenant_id", "embedding_model"]),
+    "fact_embedding": (
+        "VECTOR",
+        ["FACT"],
+        ["embedding", "tenant_id", "current", "embedding_model"],
+    ),
 }
 
 
@@ -332,8 +337,9 @@ def test_purge_removes_one_tenant_only(
 
         assert count(ntenant) == (0, 0)
         nodes, rels = count(other)
-        # 2 entities, 1 value, 1 episode, 2 assertions, 2 timelines; 2 facts, 2 mentions.
-        assert (nodes, rels) == (8, 4)
+        # 2 entities, 1 value, 1 episode, 2 assertions, 2 timelines, the tenant's system
+        # clock; 2 facts, 2 mentions.
+        assert (nodes, rels) == (9, 4)
         assert [f.object or f.value for f in nsvc.facts(tenant_id=other, subject="c1")] == [
             "a1",
             "gold",

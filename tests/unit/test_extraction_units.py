@@ -222,6 +222,22 @@ def test_no_llm_configured_builds_no_extractor(monkeypatch: pytest.MonkeyPatch) 
     assert extraction.build_extractor(ExtractionSettings()) is None
 
 
+def test_empty_llm_variables_count_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SGAM_LLM_BASE_URL", "")
+    monkeypatch.setenv("SGAM_LLM_MODEL", " ")
+    monkeypatch.setenv("SGAM_LLM_API_KEY", "")
+    s = ExtractionSettings()
+    assert (s.llm_base_url, s.llm_model, s.llm_api_key, s.llm_configured) == (
+        None,
+        None,
+        None,
+        False,
+    )
+    assert extraction.build_extractor(s) is None
+    monkeypatch.delenv("SGAM_LLM_MODEL")
+    assert ExtractionSettings().llm_configured is False  # one empty, one absent: not set
+
+
 def test_public_surface_is_the_curated_list() -> None:
     missing = [n for n in extraction.__all__ if not hasattr(extraction, n)]
     assert missing == []

@@ -3,13 +3,15 @@ fulltext and vectors stay inside one tenant and one window."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from threading import Barrier, Thread
 
 import pytest
 
-from graph.embeddings import SentenceEmbedder, default_embedder
+from graph.embeddings import EmbeddingUnavailableError, SentenceEmbedder, Vectors, default_embedder
 from graph.model import EpisodeCreate, MemoryDelta
-from graph.retrieval import ItemKind, Window
+from graph.retrieval import ItemKind, Retriever, SearchAnswer, Window
 from graph.retrieval.text import terms
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
@@ -51,13 +53,18 @@ def test_fact_text_is_the_fact_sentence_for_every_value_type(
     written = svc.write_facts(
         tenant_id=tenant,
         deltas=[
-            MemoryDelta(subject="mira", predicate="passport_deadline", value="2026-06-30",
-                        source_episode_id="e1"),
+            MemoryDelta(
+                subject="mira",
+                predicate="passport_deadline",
+                value="2026-06-30",
+                source_episode_id="e1",
+            ),
             MemoryDelta(subject="mira", predicate="shoe_size", value=39, source_episode_id="e1"),
             MemoryDelta(subject="mira", predicate="height_m", value=1.72, source_episode_id="e1"),
             MemoryDelta(subject="mira", predicate="is_member", value=True, source_episode_id="e1"),
-            MemoryDelta(subject="mira", predicate="works_at", object="acme",
-                        source_episode_id="e1"),
+            MemoryDelta(
+                subject="mira", predicate="works_at", object="acme", source_episode_id="e1"
+            ),
         ],
     )
     rows = sqlite_store.conn.read(
@@ -104,12 +111,25 @@ def test_fulltext_of_facts_is_limited_to_the_window(
     sqlite_store: SqliteStore, svc: MemoryService, tenant: str
 ) -> None:
     episode(svc, tenant, "e1", "x")
-    svc.write_facts(tenant_id=tenant, deltas=[
-        MemoryDelta(subject="mira", predicate="city", value="Paris", valid_from=T0,
-                    source_episode_id="e1"),
-        MemoryDelta(subject="mira", predicate="city", value="Rome",
-                    valid_from=T0 + timedelta(days=10), source_episode_id="e1"),
-    ])
+    svc.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            MemoryDelta(
+                subject="mira",
+                predicate="city",
+                value="Paris",
+                valid_from=T0,
+                source_episode_id="e1",
+            ),
+            MemoryDelta(
+                subject="mira",
+                predicate="city",
+                value="Rome",
+                valid_from=T0 + timedelta(days=10),
+                source_episode_id="e1",
+            ),
+        ],
+    )
 
     def cities(at: datetime) -> list[str]:
         w = Window(as_of=at, known_at=utcnow())
@@ -135,9 +155,17 @@ def test_vectors_are_made_once_and_found_after_each_write(
     q = embedder.encode(["When is the budget meeting?"])[0]
 
     def nearest() -> list[str]:
-        return [h.item_id for h in sqlite_store.search.vector_search(
-            tenant_id=tenant, kind=ItemKind.EPISODE, vector=q, model=embedder.name,
-            window=now(), limit=5)]
+        return [
+            h.item_id
+            for h in sqlite_store.search.vector_search(
+                tenant_id=tenant,
+                kind=ItemKind.EPISODE,
+                vector=q,
+                model=embedder.name,
+                window=now(),
+                limit=5,
+            )
+        ]
 
     assert nearest() == ["e1"]
     episode(svc, tenant, "e2", "Budget meeting moved to Monday morning.")
@@ -154,19 +182,33 @@ def test_vector_search_widens_past_versions_outside_the_window(
     episode(svc, tenant, "e1", "x")
     # 80 superseded values of one timeline, all closer to the query than the current one.
     deltas = [
-        MemoryDelta(subject="mira", predicate="favourite_colour", value=f"blue {i}",
-                    valid_from=T0 + timedelta(days=i), source_episode_id="e1")
+        MemoryDelta(
+            subject="mira",
+            predicate="favourite_colour",
+            value=f"blue {i}",
+            valid_from=T0 + timedelta(days=i),
+            source_episode_id="e1",
+        )
         for i in range(80)
     ]
-    deltas.append(MemoryDelta(subject="mira", predicate="favourite_colour", value="green",
-                              valid_from=T0 + timedelta(days=100), source_episode_id="e1"))
+    deltas.append(
+        MemoryDelta(
+            subject="mira",
+            predicate="favourite_colour",
+            value="green",
+            valid_from=T0 + timedelta(days=100),
+            source_episode_id="e1",
+        )
+    )
     svc.write_facts(tenant_id=tenant, deltas=deltas)
     sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder)
     q = embedder.encode(["mira favourite colour blue"])[0]
-    hits = sqlite_store.search.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=q,
-                                      model=embedder.name, window=now(), limit=3)
-    facts = sqlite_store.search.facts_by_id(tenant_id=tenant, fact_ids=[h.item_id for h in hits],
-                                     window=now())
+    hits = sqlite_store.search.vector_search(
+        tenant_id=tenant, kind=ItemKind.FACT, vector=q, model=embedder.name, window=now(), limit=3
+    )
+    facts = sqlite_store.search.facts_by_id(
+        tenant_id=tenant, fact_ids=[h.item_id for h in hits], window=now()
+    )
     assert [f.value for f in facts.values()] == ["green"]
 
 
@@ -176,8 +218,12 @@ def test_deletes_and_purges_leave_nothing_behind(
     episode(svc, tenant, "e1", "Mira's deadline is 2026-07-15.")
     episode(svc, tenant, "e2", "It is now 2026-06-30.", T0 + timedelta(days=2))
     for value, ep in (("2026-07-15", "e1"), ("2026-06-30", "e2")):
-        svc.write_facts(tenant_id=tenant, deltas=[MemoryDelta(
-            subject="mira", predicate="deadline", value=value, source_episode_id=ep)])
+        svc.write_facts(
+            tenant_id=tenant,
+            deltas=[
+                MemoryDelta(subject="mira", predicate="deadline", value=value, source_episode_id=ep)
+            ],
+        )
     sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder)
     assert count(sqlite_store, "search_docs", tenant) == 5  # 2 episodes, 1 entity, 2 facts
     assert count(sqlite_store, "search_vectors", tenant) == 5
@@ -208,16 +254,18 @@ def test_very_common_terms_are_left_out_of_large_indexes(
     episode(svc, tenant, "rare", "a rare sight")
     # Small index: every term stays (a term can still decide what matches).
     assert sqlite_store.search._informative(["common", "rare"]) == ["common", "rare"]
-    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
-                                 terms=["common", "rare"], window=now(), limit=10)
+    hits = sqlite_store.search.fulltext(
+        tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
+    )
     assert {h.item_id for h in hits} == {"e0", "e1", "e2", "e3", "rare"}
     # Past the size threshold, a term in half the rows or more goes ("sights" and "sight"
     # share the stem the index stores).
     monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 1)
     assert sqlite_store.search._informative(["common", "sights"]) == ["sights"]
     assert sqlite_store.search._informative(["common", "everywhere"]) == ["common"]  # rarest kept
-    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.EPISODE,
-                                 terms=["common", "rare"], window=now(), limit=10)
+    hits = sqlite_store.search.fulltext(
+        tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
+    )
     assert [h.item_id for h in hits] == ["rare"]
 
 
@@ -225,18 +273,74 @@ def test_a_renamed_entity_is_searched_and_embedded_by_its_new_name(
     sqlite_store: SqliteStore, svc: MemoryService, tenant: str, embedder: SentenceEmbedder
 ) -> None:
     episode(svc, tenant, "e1", "x")
-    svc.write_facts(tenant_id=tenant, deltas=[
-        MemoryDelta(subject="p1", predicate="team", value="blue", source_episode_id="e1")])
+    svc.write_facts(
+        tenant_id=tenant,
+        deltas=[MemoryDelta(subject="p1", predicate="team", value="blue", source_episode_id="e1")],
+    )
     assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 3
     with sqlite_store.conn.write() as c:  # no write path renames yet; the trigger must cope
-        c.execute("UPDATE entities SET name = 'Priya Rao', aliases_json = '[\"PR\"]'"
-                  " WHERE tenant_id = ? AND entity_id = 'p1'", (tenant,))
-    hits = sqlite_store.search.fulltext(tenant_id=tenant, kind=ItemKind.ENTITY, terms=["priya"],
-                                 window=now(), limit=5)
+        c.execute(
+            "UPDATE entities SET name = 'Priya Rao', aliases_json = '[\"PR\"]'"
+            " WHERE tenant_id = ? AND entity_id = 'p1'",
+            (tenant,),
+        )
+    hits = sqlite_store.search.fulltext(
+        tenant_id=tenant, kind=ItemKind.ENTITY, terms=["priya"], window=now(), limit=5
+    )
     assert [h.item_id for h in hits] == ["p1"]
     assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 1
     q = embedder.encode(["Priya Rao"])[0]
-    near = sqlite_store.search.vector_search(tenant_id=tenant, kind=ItemKind.ENTITY, vector=q,
-                                      model=embedder.name, window=now(), limit=1)
+    near = sqlite_store.search.vector_search(
+        tenant_id=tenant, kind=ItemKind.ENTITY, vector=q, model=embedder.name, window=now(), limit=1
+    )
     assert near[0].item_id == "p1"
     assert near[0].score > 0.9
+
+
+class _ModelGoneFor:
+    """The real model, except for these queries: as if it could not load for them."""
+
+    def __init__(self, inner: SentenceEmbedder, gone: set[str]) -> None:
+        self.inner = inner
+        self.gone = gone
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        if any(t in self.gone for t in texts):
+            raise EmbeddingUnavailableError("no model for this one")
+        return self.inner.encode(texts)
+
+
+def test_degradation_belongs_to_one_search_not_to_the_shared_retriever(
+    sqlite_store: SqliteStore, svc: MemoryService, tenant: str, embedder: SentenceEmbedder
+) -> None:
+    """One search that ran without vectors must not mark the next (or a concurrent) one
+    as degraded: the Retriever is shared by requests."""
+    episode(svc, tenant, "e1", "zebrafish assay finished")
+    r = Retriever(sqlite_store, embedder=_ModelGoneFor(embedder, {"assay down"}))
+    down = r.answer(tenant_id=tenant, query="assay down")
+    up = r.answer(tenant_id=tenant, query="zebrafish assay")
+    assert (down.degraded, up.degraded) == (("vector",), ())
+    assert [x.item.model_dump().get("episode_id") for x in up.results] == ["e1"]
+
+    answers: dict[str, SearchAnswer] = {}
+    start = Barrier(8)
+
+    def run(q: str) -> None:
+        start.wait()
+        answers[q] = r.answer(tenant_id=tenant, query=q)
+
+    queries = [f"zebrafish {i}" for i in range(4)] + ["assay down"] * 4
+    threads = [Thread(target=run, args=(q,)) for q in dict.fromkeys(queries)]
+    threads += [Thread(target=start.wait) for _ in range(8 - len(threads))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {q: a.degraded for q, a in answers.items()} == {
+        **{f"zebrafish {i}": () for i in range(4)},
+        "assay down": ("vector",),
+    }

@@ -174,6 +174,7 @@ def episode_props(episode: Episode, content_hash: str) -> Row:
         "rejected_json": json.dumps(episode.rejected),
         # The extraction queue's fields (a later issue leases episodes); due at once.
         "next_attempt_at": to_neo(episode.recorded_at),
+        "needs_model": episode.needs_model,  # which workers may claim it (queue.claim)
     }
     return {k: v for k, v in props.items() if v is not None}
 

@@ -45,6 +45,8 @@ class Neo4jQueue:
     def __init__(self, conn: Neo4jConnection) -> None:
         self.conn = conn
         self._ready = False
+        # The tenant whose episode this queue handed out last (the round robin's place).
+        self.last_tenant = ""
 
     def init(self) -> None:
         """Create the queue's constraints and indexes (idempotent)."""
@@ -74,6 +76,7 @@ class Neo4jQueue:
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         rows = self._q(
             "queue.enqueue",
@@ -83,6 +86,7 @@ class Neo4jQueue:
                 "at": to_neo(at),
                 "from_statuses": sorted(from_statuses),
                 "reset": reset_attempts,
+                "needs_model": needs_model,
             },
         )
         return self._episode(rows)
@@ -95,6 +99,7 @@ class Neo4jQueue:
         lease_until: datetime,
         max_attempts: int,
         tenant_id: str | None = None,
+        with_model: bool = True,
     ) -> Episode | None:
         self._q(
             "queue.abandon",
@@ -108,12 +113,17 @@ class Neo4jQueue:
                     "now": to_neo(now),
                     "owner": owner,
                     "lease_until": to_neo(lease_until),
+                    "after": self.last_tenant,
+                    "with_model": with_model,
                 },
             )
             if not rows:
                 return None  # nothing due
             if rows[0]["claimed"]:
-                return self._episode(rows)
+                episode = self._episode(rows)
+                if episode is not None:
+                    self.last_tenant = episode.tenant_id
+                return episode
         return None  # lost every race: the caller polls again soon
 
     def claim_episode(
@@ -315,7 +325,12 @@ class Neo4jQueue:
 
     # -- entity lookup -----------------------------------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
         rows = self._q(
             "queue.entity_catalog",
@@ -323,6 +338,8 @@ class Neo4jQueue:
                 "tenant_id": tenant_id,
                 "entity_types": None if entity_types is None else sorted(entity_types),
                 "limit": limit,
+                "after_at": None if after is None else to_neo(after[0]),
+                "after_id": None if after is None else after[1],
             },
         )
         return [entity_from_props(tenant_id, r["entity"]) for r in rows]

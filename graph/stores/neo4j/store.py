@@ -23,8 +23,17 @@ from typing import Any
 
 from neo4j import Transaction
 
-from graph.errors import ConflictError, invalid
-from graph.model import TYPE_RE, Direction, Entity, Episode, Fact, FactQuery, Neighborhood
+from graph.errors import ConflictError, TransientStoreError, invalid
+from graph.model import (
+    TYPE_RE,
+    Direction,
+    Entity,
+    Episode,
+    Fact,
+    FactQuery,
+    Neighborhood,
+    reserved_type_problem,
+)
 from graph.schema import MemorySchema, schema_from_json
 from graph.stores.codec import episode_hash
 from graph.stores.neo4j import transfer
@@ -43,6 +52,8 @@ from graph.stores.neo4j.codec import (
     value_key,
 )
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
+from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
+from graph.stores.neo4j.erasure import Neo4jEraseOps
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.transfer import Record, RecordType, restore_records
@@ -73,6 +84,7 @@ TEMPLATES = {
     "ledger.assertions",
     "ledger.current_fact",
     "ledger.current_versions",
+    "ledger.holds_lease",
     "ledger.delete_episode_data",
     "ledger.doomed_endpoints",
     "ledger.episode_timelines",
@@ -85,6 +97,7 @@ TEMPLATES = {
     "ledger.lock_timelines",
     "ledger.mention",
     "ledger.retire_versions",
+    "ledger.system_time",
     "ledger.upsert_entities",
     "ledger.write_batch",
     "schema.setup",
@@ -164,6 +177,37 @@ class Neo4jLedgerTx:
         if keys:
             self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
 
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        rows = self._run(
+            "ledger.holds_lease", tenant_id=tenant_id, episode_id=episode_id, owner=owner
+        )
+        return bool(rows) and bool(rows[0]["held"])
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        (row,) = self._run("ledger.system_time", tenant_id=tenant_id, wall=to_neo(wall))
+        return at_utc(row["at"])
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        h = episode_hash(episode)
+        rows = self._run(
+            "episodes.get", tenant_id=episode.tenant_id, episode_id=episode.episode_id
+        )
+        if not rows:
+            try:
+                self._run("episodes.create", props=episode_props(episode, h))
+            except ConflictError as e:
+                # Created concurrently: the constraint broke this transaction; run it
+                # again (MemoryService.in_transaction), and it finds the stored episode.
+                raise TransientStoreError(f"episode created concurrently: {e}") from e
+            return episode.model_copy(update={"content_hash": h}), True
+        existing = episode_from_props(rows[0]["episode"])
+        if existing.content_hash != h:
+            raise ConflictError(
+                f"episode {episode.episode_id!r} already exists with other content",
+                episode_id=episode.episode_id,
+            )
+        return existing, False
+
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         if not episode_ids:
             return {}
@@ -187,6 +231,8 @@ class Neo4jLedgerTx:
                 raise invalid(
                     f"entity type {e.entity_type!r} is not a type name", field="entity_type"
                 )
+            if (why := reserved_type_problem(e.entity_type)) is not None:
+                raise invalid(why, field="entity_type")  # never one of the store's labels
         rows = [
             {
                 "entity_id": e.entity_id,
@@ -312,6 +358,10 @@ class Neo4jLedgerTx:
         self._run("ledger.delete_episode_data", tenant_id=tenant_id, episode_id=episode_id)
 
 
+class Neo4jEraseTx(Neo4jLedgerTx, Neo4jEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 # -- the store ----------------------------------------------------------------------------
 class Neo4jStore:
     """The storage port over one Neo4j database; ``search`` and ``queue`` share its
@@ -348,7 +398,7 @@ class Neo4jStore:
     # -- lifecycle -------------------------------------------------------------------------
     def init(self) -> None:
         """Load and check every template, then create constraints and indexes (idempotent)."""
-        self.conn.load_templates(TEMPLATES)
+        self.conn.load_templates(TEMPLATES | ERASE_TEMPLATES)
         self._run("schema.setup", {"embedding_dim": self._embedding_dim})
 
     def close(self) -> None:
@@ -364,6 +414,14 @@ class Neo4jStore:
             ledger_tx = Neo4jLedgerTx(self.conn, tx)
             yield ledger_tx
             ledger_tx.flush()  # the buffered mutations, before the commit
+
+    @contextmanager
+    def erase_transaction(self) -> Iterator[Neo4jEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        with self.conn.transaction() as tx:
+            erase_tx = Neo4jEraseTx(self.conn, tx)
+            yield erase_tx
+            erase_tx.flush()
 
     # -- episodes --------------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:

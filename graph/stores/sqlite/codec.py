@@ -29,7 +29,7 @@ from graph.queue import (
     MergeStatus,
     PendingCandidate,
 )
-from graph.stores.codec import assertion_from_parts, assertion_payload, dump_value, load_value
+from graph.stores.codec import assertion_from_parts, assertion_payload, load_value
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db
 
@@ -84,41 +84,12 @@ def fact_from_row(r: sqlite3.Row) -> Fact:
     )
 
 
-def fact_values(f: Fact, *, tenant_id: str, key: str) -> tuple[Any, ...]:
-    """One row of ``INSERT INTO facts (FACT_COLUMNS)``, in that order."""
-    return (
-        f.version_id,
-        tenant_id,
-        f.fact_id,
-        key,
-        f.subject,
-        f.subject_type,
-        f.predicate,
-        dump_value(f.value),
-        f.value_type.value,
-        f.object,
-        f.object_type,
-        to_db(f.valid_from),
-        opt_text(f.valid_to),
-        to_db(f.recorded_at),
-        opt_text(f.retired_at),
-        f.source_episode_id,
-        json.dumps(f.sources),
-        json.dumps(f.supersedes),
-        f.confidence,
-        f.memory_type,
-        f.schema_version,
-        f.retention_policy,
-        f.cardinality.value,
-    )
-
-
 def fact_rows(
     facts: Sequence[Fact], *, tenant_id: str, keys: Sequence[str]
 ) -> list[tuple[Any, ...]]:
-    """:func:`fact_values` of a batch. A batch's versions share their recorded time and
-    many of their bounds, so each distinct instant is formatted once; lists and values go
-    through one JSON encoder (``json.dumps`` with defaults builds none per call)."""
+    """Rows of ``INSERT INTO facts (FACT_COLUMNS)``, in that order. A batch's versions
+    share their recorded time and many of their bounds, so each distinct instant is
+    formatted once; ``json.dumps`` with its defaults builds no encoder per call."""
     times: dict[datetime, str] = {}
 
     def t(value: datetime) -> str:
@@ -382,7 +353,6 @@ __all__ = [
     "episode_values",
     "fact_from_row",
     "fact_rows",
-    "fact_values",
     "in_list",
     "merge_from_row",
     "merge_values",

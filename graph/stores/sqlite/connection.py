@@ -15,7 +15,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graph.errors import ConflictError, StoreUnavailableError
+from graph.errors import ConflictError, SgamError, StoreFailedError, StoreUnavailableError
+
+# Result codes (the primary code is the low byte) worth a retry: another connection holds
+# the lock, or the file cannot be opened (a mount not there yet) — the store is
+# unavailable, as a Neo4j that does not answer is. Every other error (no such table,
+# disk I/O, a corrupt file, ...) is a permanent failure.
+_TRANSIENT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN})
+
+
+def translated(e: sqlite3.DatabaseError, *, what: str) -> SgamError:
+    """A SQLite error as the project's: busy/locked → 503 with Retry-After (retry later);
+    anything else → :class:`StoreFailedError` (a server fault, logged, no retry hint)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _TRANSIENT_CODES:
+        return StoreUnavailableError(f"SQLite is busy or cannot be opened ({what}): {e}")
+    return StoreFailedError(f"SQLite {what} failed: {e}")
 
 
 class SqliteConnection:
@@ -57,12 +72,18 @@ class SqliteConnection:
         conn = self.connect()
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            raise StoreUnavailableError(f"SQLite is busy: {e}") from e
+        except sqlite3.DatabaseError as e:
+            raise translated(e, what="begin") from e
         try:
             yield conn
-        except BaseException:
+        except sqlite3.IntegrityError:
             conn.execute("ROLLBACK")
+            raise  # the store turns it into a ConflictError
+        except sqlite3.DatabaseError as e:
+            _rollback_quietly(conn)
+            raise translated(e, what="write") from e
+        except BaseException:
+            _rollback_quietly(conn)
             raise
         else:
             try:
@@ -70,12 +91,15 @@ class SqliteConnection:
             except sqlite3.IntegrityError as e:
                 conn.execute("ROLLBACK")
                 raise ConflictError(f"constraint violated: {e}") from e
+            except sqlite3.DatabaseError as e:
+                _rollback_quietly(conn)
+                raise translated(e, what="commit") from e
 
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         try:
             return self.connect().execute(sql, params).fetchall()
-        except sqlite3.OperationalError as e:
-            raise StoreUnavailableError(f"SQLite read failed: {e}") from e
+        except sqlite3.DatabaseError as e:
+            raise translated(e, what="read") from e
 
     def executescript(self, script: str) -> None:
         self.connect().executescript(script)
@@ -90,4 +114,11 @@ class SqliteConnection:
         self._local = threading.local()
 
 
-__all__ = ["SqliteConnection"]
+def _rollback_quietly(conn: sqlite3.Connection) -> None:
+    """Roll back after a failure; a rollback that fails too must not hide the first error
+    (SQLite may already have rolled back, e.g. after a disk I/O error)."""
+    with contextlib.suppress(sqlite3.Error):
+        conn.execute("ROLLBACK")
+
+
+__all__ = ["SqliteConnection", "translated"]

@@ -28,6 +28,7 @@ from graph.timeutil import to_db
 
 QUEUE_SQL = """
 CREATE INDEX IF NOT EXISTS episodes_lease ON episodes (status, lease_until);
+CREATE INDEX IF NOT EXISTS episodes_fair ON episodes (status, tenant_id, next_attempt_at);
 CREATE INDEX IF NOT EXISTS episodes_session ON episodes (tenant_id, session_id, occurred_at);
 CREATE TABLE IF NOT EXISTS extraction_candidates (
   tenant_id TEXT NOT NULL, candidate_id TEXT NOT NULL, episode_id TEXT NOT NULL,
@@ -52,16 +53,23 @@ CREATE INDEX IF NOT EXISTS merge_candidates_status
   ON merge_candidates (tenant_id, status, created_at);
 """
 
+# Which episodes this worker can do: with a model every one; without, those that need
+# none (needs_model null: stored before it was recorded, anyone may try).
+_CAN_DO = "(:with_model OR coalesce(needs_model, 0) = 0)"
 # Crashed workers' episodes first: they have waited longest.
 _EXPIRED_LEASE = (
-    "SELECT tenant_id, episode_id FROM episodes"
+    "SELECT tenant_id, episode_id FROM episodes"  # noqa: S608 (a constant fragment)
     " WHERE status = 'processing' AND lease_until <= :now"
-    " AND (:tenant IS NULL OR tenant_id = :tenant) ORDER BY lease_until LIMIT 1"
+    f" AND (:tenant IS NULL OR tenant_id = :tenant) AND {_CAN_DO}"
+    " ORDER BY lease_until LIMIT 1"
 )
+# Then the next tenant after :after (in tenant order) with a due episode, its oldest one
+# (index episodes_fair); the caller wraps round to the first tenant.
 _DUE_PENDING = (
-    "SELECT tenant_id, episode_id FROM episodes"
-    " WHERE status = 'pending' AND next_attempt_at <= :now"
-    " AND (:tenant IS NULL OR tenant_id = :tenant) ORDER BY next_attempt_at LIMIT 1"
+    "SELECT tenant_id, episode_id FROM episodes"  # noqa: S608 (a constant fragment)
+    " WHERE status = 'pending' AND tenant_id > :after AND next_attempt_at <= :now"
+    f" AND (:tenant IS NULL OR tenant_id = :tenant) AND {_CAN_DO}"
+    " ORDER BY tenant_id, next_attempt_at LIMIT 1"
 )
 
 # Supporters of a statement: those still held and those already written from it.
@@ -76,6 +84,8 @@ class SqliteQueue:
 
     def __init__(self, conn: SqliteConnection) -> None:
         self.conn = conn
+        # The tenant whose episode this queue handed out last (the round robin's place).
+        self.last_tenant = ""
 
     # -- the queue -------------------------------------------------------------------
     def enqueue(
@@ -86,6 +96,7 @@ class SqliteQueue:
         at: datetime,
         from_statuses: Collection[str],
         reset_attempts: bool,
+        needs_model: bool | None = None,
     ) -> Episode | None:
         statuses = json.dumps(sorted(from_statuses))  # an IN list as one parameter
         with self.conn.write() as c:
@@ -93,11 +104,20 @@ class SqliteQueue:
                 "UPDATE episodes SET status = 'pending', next_attempt_at = ?,"
                 " lease_owner = NULL, lease_until = NULL,"
                 " attempts = CASE WHEN ? THEN 0 ELSE attempts END,"
-                " last_error = CASE WHEN ? THEN NULL ELSE last_error END"
+                " last_error = CASE WHEN ? THEN NULL ELSE last_error END,"
+                " needs_model = coalesce(?, needs_model)"
                 " WHERE tenant_id = ? AND episode_id = ?"
                 " AND status IN (SELECT value FROM json_each(?))"
                 " RETURNING *",
-                (to_db(at), reset_attempts, reset_attempts, tenant_id, episode_id, statuses),
+                (
+                    to_db(at),
+                    reset_attempts,
+                    reset_attempts,
+                    needs_model,
+                    tenant_id,
+                    episode_id,
+                    statuses,
+                ),
             ).fetchone()
         return None if r is None else episode_from_row(r)
 
@@ -109,6 +129,7 @@ class SqliteQueue:
         lease_until: datetime,
         max_attempts: int,
         tenant_id: str | None = None,
+        with_model: bool = True,
     ) -> Episode | None:
         t = to_db(now)
         with self.conn.write() as c:
@@ -123,11 +144,15 @@ class SqliteQueue:
                 " AND (:tenant IS NULL OR tenant_id = :tenant)",
                 p,
             )
+            q = {"now": t, "tenant": tenant_id, "with_model": with_model}
             picked = (
-                c.execute(_EXPIRED_LEASE, p).fetchone() or c.execute(_DUE_PENDING, p).fetchone()
+                c.execute(_EXPIRED_LEASE, q).fetchone()
+                or c.execute(_DUE_PENDING, {**q, "after": self.last_tenant}).fetchone()
+                or c.execute(_DUE_PENDING, {**q, "after": ""}).fetchone()  # round again
             )
             if picked is None:
                 return None
+            self.last_tenant = picked["tenant_id"]
             r = c.execute(
                 "UPDATE episodes SET status = 'processing', lease_owner = ?, lease_until = ?,"
                 " attempts = attempts + 1"
@@ -350,13 +375,21 @@ class SqliteQueue:
 
     # -- entity lookup -----------------------------------------------------------------
     def entity_catalog(
-        self, *, tenant_id: str, entity_types: Collection[str] | None, limit: int
+        self,
+        *,
+        tenant_id: str,
+        entity_types: Collection[str] | None,
+        limit: int,
+        after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
         sql = "SELECT * FROM entities WHERE tenant_id = ?"
         params: list[Any] = [tenant_id]
         if entity_types is not None:
             sql += " AND entity_type IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(sorted(entity_types)))
+        if after is not None:  # keyset: after (created_at descending, entity_id)
+            sql += " AND (created_at < ? OR (created_at = ? AND entity_id > ?))"
+            params += [to_db(after[0]), to_db(after[0]), after[1]]
         sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
         params.append(limit)
         # Read for every model-extracted episode: rows this store wrote are built without

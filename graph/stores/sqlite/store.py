@@ -35,6 +35,7 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.erasure import SqliteEraseOps
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
 from graph.stores.transfer import (
@@ -51,7 +52,7 @@ from graph.stores.transfer import (
 )
 from graph.stores.traversal import breadth_first
 from graph.temporal import Assertion
-from graph.timeutil import from_db, to_db, utcnow
+from graph.timeutil import EPSILON, from_db, to_db, utcnow
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -66,7 +67,7 @@ CREATE TABLE IF NOT EXISTS episodes (
   session_id TEXT, metadata_json TEXT NOT NULL DEFAULT '{}', recorded_at TEXT NOT NULL,
   status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT,
   rejected_json TEXT NOT NULL DEFAULT '[]',
-  lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT,
+  lease_owner TEXT, lease_until TEXT, next_attempt_at TEXT, needs_model INTEGER,
   PRIMARY KEY (tenant_id, episode_id)
 );
 CREATE INDEX IF NOT EXISTS episodes_queue ON episodes (status, next_attempt_at);
@@ -108,6 +109,10 @@ CREATE INDEX IF NOT EXISTS facts_timeline_current
   ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL;
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
+-- The tenant's system clock (graph.port.LedgerTx.system_time): the last instant recorded.
+CREATE TABLE IF NOT EXISTS system_clock (
+  tenant_id TEXT PRIMARY KEY, last_recorded_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS schemas (
   tenant_id TEXT NOT NULL, version INTEGER NOT NULL, body_json TEXT NOT NULL,
   updated_at TEXT NOT NULL,
@@ -133,8 +138,13 @@ TENANT_TABLES = (
     "assertions",
     "facts",
     "schemas",
+    "system_clock",
     "extraction_candidates",
     "merge_candidates",
+    # Emptied by triggers as the rows above go; named so a purge leaves nothing behind
+    # whatever the triggers become (its vectors go with each doc, by trigger).
+    "search_docs",
+    "search_vectors",
 )
 
 
@@ -153,6 +163,33 @@ class SqliteLedgerTx:
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         # BEGIN IMMEDIATE already holds the database's single write lock.
         return None
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        return _put_episode(self.c, episode)
+
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        # Under BEGIN IMMEDIATE: claims (also BEGIN IMMEDIATE) wait for this transaction.
+        r = self.c.execute(
+            "SELECT 1 FROM episodes WHERE tenant_id = ? AND episode_id = ?"
+            " AND status = 'processing' AND lease_owner = ?",
+            (tenant_id, episode_id, owner),
+        ).fetchone()
+        return r is not None
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        # BEGIN IMMEDIATE holds the write lock: nobody reads or moves the clock meanwhile.
+        r = self.c.execute(
+            "SELECT last_recorded_at FROM system_clock WHERE tenant_id = ?", (tenant_id,)
+        ).fetchone()
+        at = wall
+        if r is not None and (last := from_db(r["last_recorded_at"])) >= wall:
+            at = last + EPSILON
+        self.c.execute(
+            "INSERT INTO system_clock (tenant_id, last_recorded_at) VALUES (?, ?)"
+            " ON CONFLICT (tenant_id) DO UPDATE SET last_recorded_at = excluded.last_recorded_at",
+            (tenant_id, to_db(at)),
+        )
+        return at
 
     def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
         ids = sorted(episode_ids)
@@ -270,6 +307,35 @@ class SqliteLedgerTx:
         self.c.execute("DELETE FROM episodes WHERE tenant_id = ? AND episode_id = ?", p)
 
 
+def _put_episode(c: sqlite3.Connection, episode: Episode) -> tuple[Episode, bool]:
+    """Insert a new episode in the open transaction; the same one again: (stored, False)."""
+    h = episode_hash(episode)
+    r = c.execute(
+        "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
+        (episode.tenant_id, episode.episode_id),
+    ).fetchone()
+    if r is not None:
+        existing = episode_from_row(r)
+        if existing.content_hash != h:
+            raise ConflictError(
+                f"episode {episode.episode_id!r} already exists with other content",
+                episode_id=episode.episode_id,
+            )
+        return existing, False
+    c.execute(
+        "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
+        " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
+        " attempts, last_error, rejected_json, next_attempt_at, needs_model)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (*episode_values(episode, h), episode.needs_model),
+    )
+    return episode.model_copy(update={"content_hash": h}), True
+
+
+class SqliteEraseTx(SqliteLedgerTx, SqliteEraseOps):
+    """The ledger primitives and the erasure ones (graph.erasure), in one transaction."""
+
+
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -328,6 +394,15 @@ class SqliteStore:
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
 
+    @contextmanager
+    def erase_transaction(self) -> Iterator[SqliteEraseTx]:
+        """A write transaction with erasure and retention primitives (graph.erasure)."""
+        with self.conn.write() as conn:
+            try:
+                yield SqliteEraseTx(conn)
+            except sqlite3.IntegrityError as e:
+                raise ConflictError(f"constraint violated: {e}") from e
+
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
         """Create or migrate the file; refuse one written by a newer sgam."""
@@ -347,6 +422,11 @@ class SqliteStore:
             + SEARCH_SQL
             + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
         )
+        # Columns added to a table that files of this layout version may lack (CREATE
+        # TABLE IF NOT EXISTS leaves an existing table as it is). Null: not known.
+        have = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
+        if "needs_model" not in have:
+            self.conn.executescript("ALTER TABLE episodes ADD COLUMN needs_model INTEGER;")
 
     def close(self) -> None:
         self.conn.close()
@@ -356,28 +436,8 @@ class SqliteStore:
 
     # -- episodes ----------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
-        h = episode_hash(episode)
         with self.conn.write() as c:
-            r = c.execute(
-                "SELECT * FROM episodes WHERE tenant_id = ? AND episode_id = ?",
-                (episode.tenant_id, episode.episode_id),
-            ).fetchone()
-            if r is not None:
-                existing = episode_from_row(r)
-                if existing.content_hash != h:
-                    raise ConflictError(
-                        f"episode {episode.episode_id!r} already exists with other content",
-                        episode_id=episode.episode_id,
-                    )
-                return existing, False
-            c.execute(
-                "INSERT INTO episodes (tenant_id, episode_id, kind, source, content_json,"
-                " content_hash, occurred_at, session_id, metadata_json, recorded_at, status,"
-                " attempts, last_error, rejected_json, next_attempt_at)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                episode_values(episode, h),
-            )
-        return episode.model_copy(update={"content_hash": h}), True
+            return _put_episode(c, episode)
 
     def get_episode(self, *, tenant_id: str, episode_id: str) -> Episode | None:
         rows = self.conn.read(

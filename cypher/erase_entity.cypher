@@ -1,0 +1,24 @@
+// name: erase.entity
+// params: tenant_id, entity_id, own_keys
+// mode: write
+// Erase an entity: every version about it at every system time (its embeddings and
+// fulltext entries go with them), the Value nodes no version points at any more, the
+// lock nodes of its own timelines, its mentions and the node itself.
+CALL () {
+  MATCH (:Entity {tenant_id: $tenant_id, entity_id: $entity_id})-[r:FACT]-(o)
+  WHERE r.tenant_id = $tenant_id
+  WITH DISTINCT r, o
+  DELETE r
+  WITH DISTINCT o
+  WHERE o:Value AND NOT EXISTS { (o)<-[:FACT]-() }
+  DELETE o
+}
+CALL () {
+  UNWIND $own_keys AS key
+  MATCH (t:Timeline {tenant_id: $tenant_id, key: key})
+  DETACH DELETE t
+}
+CALL () {
+  MATCH (e:Entity {tenant_id: $tenant_id, entity_id: $entity_id})
+  DETACH DELETE e
+}

@@ -1,0 +1,30 @@
+// name: retention.purge_versions
+// params: tenant_id, keys, before, facts
+// mode: write
+// On these timelines: versions retired in system time whose validity ended before
+// $before; every version and ledger entry of the (key, fact_id) pairs $facts; and the
+// Value nodes no version points at any more.
+CALL () {
+  CALL () {
+    UNWIND $keys AS key
+    MATCH ()-[r:FACT {tenant_id: $tenant_id, timeline_key: key}]->(o)
+    WHERE r.valid_to < $before AND r.retired_at IS NOT NULL
+    RETURN r, o
+    UNION
+    UNWIND $facts AS row
+    MATCH ()-[r:FACT {tenant_id: $tenant_id, timeline_key: row.key}]->(o)
+    WHERE r.fact_id = row.fact_id
+    RETURN r, o
+  }
+  WITH DISTINCT r, o
+  DELETE r
+  WITH DISTINCT o
+  WHERE o:Value AND NOT EXISTS { (o)<-[:FACT]-() }
+  DELETE o
+}
+CALL () {
+  UNWIND $facts AS row
+  MATCH (a:Assertion {tenant_id: $tenant_id, timeline_key: row.key})
+  WHERE a.fact_id = row.fact_id
+  DELETE a
+}

@@ -1,0 +1,315 @@
+"""Erasure: forget an entity for good, written once over the store primitives.
+
+Forgetting entity E, inside one store transaction:
+
+1. every episode that mentions E is deleted exactly as ``DELETE /episodes/{id}`` does
+   (:func:`graph.ledger.delete_episode`): what only it asserted goes, and the intervals
+   it had cut on other timelines are folded again and repaired;
+2. on every timeline that still holds a version about E (E its subject or object, at any
+   system time), the ledger entries about E go: on E's own timelines (E is the key's
+   subject, or its ``@object``) all of them; on a shared single-valued timeline (an
+   ``advisor`` that was E and later someone else) the assertions naming E and the
+   retractions of E's facts; such a timeline is folded again and repaired as in (1);
+3. every version about E at every system time, its mentions, the review candidates that
+   name it (or cite a deleted episode), and the entity itself are deleted.
+
+A dry run does all of it and rolls the transaction back, so its counts are exactly what a
+real run would delete. Counts compare the touched timelines before and after: a version,
+an assertion or a fact id that no longer exists there went.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, TypeVar, cast, runtime_checkable
+
+from pydantic import BaseModel
+
+from graph import ledger
+from graph.errors import NotFoundError, TransientStoreError, invalid
+from graph.model import MemoryDelta
+from graph.port import LedgerTx
+from graph.temporal import Assertion, diff, fold
+from graph.timeutil import CLOCK
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What some timelines hold at every system time."""
+
+    versions: frozenset[tuple[str, str]]  # (version_id, fact_id)
+    assertions: int
+
+
+@dataclass(frozen=True)
+class HeldCandidate:
+    """A review candidate, as far as erasure needs to know it."""
+
+    candidate_id: str
+    episode_id: str
+    delta_json: str
+
+
+@dataclass(frozen=True)
+class HeldMerge:
+    candidate_id: str
+    episode_id: str
+    entity_id: str
+    existing_entity_id: str
+
+
+class EraseOps(Protocol):
+    """The erasure and retention primitives of one store transaction; the same
+    transaction's :class:`~graph.port.LedgerTx` does the ledger part."""
+
+    def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]:
+        """Ids of the episodes that mention the entity, or source a version about it."""
+
+    def entity_timelines(self, *, tenant_id: str, entity_id: str) -> dict[str, set[str]]:
+        """Timeline key → fact ids of the versions (any system time) whose subject or
+        object is the entity."""
+
+    def inventory(self, *, tenant_id: str, keys: Sequence[str]) -> Inventory: ...
+
+    def delete_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, int]]) -> None:
+        """Delete ledger entries by (timeline key, seq)."""
+
+    def candidates(self, *, tenant_id: str) -> list[HeldCandidate]: ...
+
+    def merges(self, *, tenant_id: str) -> list[HeldMerge]: ...
+
+    def delete_candidates(
+        self, *, tenant_id: str, candidate_ids: Sequence[str], merge_ids: Sequence[str]
+    ) -> None: ...
+
+    def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
+        """Delete every version whose subject or object is the entity (any system time),
+        the timelines ``own_keys`` (their lock nodes), the entity's mentions and the
+        entity; literal value nodes no version uses any more go too."""
+
+    # -- retention (graph.retention) ---------------------------------------------------
+    def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
+        """Keys of the timelines of ``predicate`` with a version (any system time) whose
+        validity ended before ``before``."""
+
+    def purge_versions(
+        self,
+        *,
+        tenant_id: str,
+        keys: Sequence[str],
+        before: datetime,
+        facts: Sequence[tuple[str, str]],
+    ) -> None:
+        """On these timelines, delete the versions retired in system time whose validity
+        ended before ``before``; and every version and ledger entry of the (timeline key,
+        fact id) pairs ``facts``."""
+
+    def episodes_before(self, *, tenant_id: str, before: datetime, limit: int) -> list[str]:
+        """Up to ``limit`` ids of episodes that occurred before ``before``, oldest first."""
+
+    def retention_tenants(self) -> list[str]:
+        """Every tenant that has a schema (only a schema can set a retention)."""
+
+
+class EraseTx(LedgerTx, EraseOps, Protocol):
+    """A store transaction with both sets of primitives."""
+
+
+@runtime_checkable
+class ErasableStore(Protocol):
+    """A store that can erase (both stores can): :class:`graph.port.Store` plus this."""
+
+    def erase_transaction(self) -> AbstractContextManager[EraseTx]:
+        """A write transaction with the erasure and retention primitives."""
+
+
+T = TypeVar("T")
+TX_ATTEMPTS = 5
+
+
+def in_erase_transaction(store: ErasableStore, work: Callable[[EraseTx], T]) -> T:
+    """Run ``work`` in one erase transaction, again from the start on a transient error
+    (as :meth:`graph.service.MemoryService.in_transaction` does for writes)."""
+    for attempt in range(1, TX_ATTEMPTS + 1):
+        try:
+            with store.erase_transaction() as tx:
+                return work(tx)
+        except TransientStoreError:
+            if attempt == TX_ATTEMPTS:
+                raise
+            time.sleep(0.02 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def erasable(store: object) -> ErasableStore:
+    """The store, as one that can erase; a store that cannot is refused by name."""
+    if not isinstance(store, ErasableStore):
+        raise invalid(f"the store {getattr(store, 'url', store)!r} cannot erase", field="store")
+    return store
+
+
+def forget(store: ErasableStore, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
+    """Forget an entity (:func:`forget_entity`) in its own transaction; a dry run rolls
+    back and answers what a real run would delete."""
+    try:
+        return in_erase_transaction(
+            store,
+            lambda tx: forget_entity(tx, tenant_id=tenant_id, entity_id=entity_id, dry_run=dry_run),
+        )
+    except DryRun as preview:
+        return cast(ForgetResult, preview.result)
+
+
+class ForgetResult(BaseModel):
+    """What forgetting an entity deleted (or, in a dry run, would delete)."""
+
+    entity_id: str
+    dry_run: bool
+    entities: int
+    facts: int
+    versions: int
+    assertions: int
+    episodes: int
+    candidates: int
+
+
+class DryRun(Exception):
+    """Raised at the end of a dry run so that the store rolls the transaction back."""
+
+    def __init__(self, result: BaseModel) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+def is_own_key(key: str, entity_id: str) -> bool:
+    """Whether a timeline belongs to the entity: it is the key's subject or its object."""
+    parts = json.loads(key)
+    return bool(parts[0] == entity_id or (len(parts) > 2 and parts[2] == f"@{entity_id}"))
+
+
+def _about(a: Assertion, entity_id: str, fact_ids: set[str]) -> bool:
+    if a.kind == "retract":
+        return a.fact_id in fact_ids
+    c = a.claim
+    return c is not None and entity_id in (c.subject, c.object)
+
+
+def _names(delta_json: str, entity_id: str) -> bool:
+    d = MemoryDelta.model_validate_json(delta_json)
+    return entity_id in (d.subject, d.object)
+
+
+def forget_entity(tx: EraseTx, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
+    """Erase an entity and everything about it; see the module docstring."""
+    if not tx.entities(tenant_id=tenant_id, entity_ids={entity_id}):
+        raise NotFoundError("entity", entity_id)
+    episodes = sorted(tx.mentioning_episodes(tenant_id=tenant_id, entity_id=entity_id))
+    timelines = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
+    touched = set(timelines)
+    for ep in episodes:
+        touched |= tx.episode_timelines(tenant_id=tenant_id, episode_id=ep)
+    keys = sorted(touched)
+    before = tx.inventory(tenant_id=tenant_id, keys=keys)
+    erased = set(episodes)
+
+    for ep in episodes:
+        ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=ep)
+
+    # What is left about the entity after its episodes went (data written without
+    # mentions, retractions): dropped from the ledger, shared timelines repaired.
+    # The fact ids seen before the episodes went still name its facts (retractions of
+    # them may remain on shared timelines).
+    remaining = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
+    timelines = {
+        k: timelines.get(k, set()) | remaining.get(k, set()) for k in {*timelines, *remaining}
+    }
+    left = sorted(timelines)
+    fact_ids = set().union(*timelines.values()) if timelines else set()
+    tx.lock_timelines(tenant_id=tenant_id, keys=left)
+    ledgers = tx.assertions(tenant_id=tenant_id, keys=left)
+    current = tx.current_versions(tenant_id=tenant_id, keys=left)
+    own = [k for k in left if is_own_key(k, entity_id)]
+    doomed: list[tuple[str, int]] = []
+    retire: list[str] = []
+    inserts = []
+    insert_keys: list[str] = []
+    latest = [f.recorded_at for fs in current.values() for f in fs]
+    now = CLOCK.now(after=max(latest) if latest else None)
+    for k in left:
+        entries = ledgers.get(k, [])
+        if k in own:
+            doomed += [(k, a.seq) for a in entries]
+            continue
+        dropped = [a for a in entries if _about(a, entity_id, fact_ids)]
+        if not dropped:
+            continue
+        doomed += [(k, a.seq) for a in dropped]
+        kept = [a for a in entries if not _about(a, entity_id, fact_ids)]
+        mutations = diff(
+            [(f.version_id, ledger.interval_of(f)) for f in current.get(k, [])], fold(kept)
+        )
+        retire += mutations.retire
+        for i in mutations.insert:
+            if i.claim.object == entity_id or i.claim.subject == entity_id:
+                continue  # never re-created: it is about to be erased
+            inserts.append(ledger.fact_of(i, tenant_id=tenant_id, recorded_at=now))
+            insert_keys.append(k)
+    tx.delete_assertions(tenant_id=tenant_id, rows=doomed)
+    tx.retire(tenant_id=tenant_id, version_ids=retire, at=now)
+    tx.insert(tenant_id=tenant_id, facts=inserts, keys=insert_keys)
+
+    held = [
+        c
+        for c in tx.candidates(tenant_id=tenant_id)
+        if c.episode_id in erased or _names(c.delta_json, entity_id)
+    ]
+    merges = [
+        m
+        for m in tx.merges(tenant_id=tenant_id)
+        if m.episode_id in erased or entity_id in (m.entity_id, m.existing_entity_id)
+    ]
+    tx.delete_candidates(
+        tenant_id=tenant_id,
+        candidate_ids=[c.candidate_id for c in held],
+        merge_ids=[m.candidate_id for m in merges],
+    )
+    tx.erase_entity(tenant_id=tenant_id, entity_id=entity_id, own_keys=own)
+
+    after = tx.inventory(tenant_id=tenant_id, keys=sorted(touched | set(left)))
+    gone = before.versions - after.versions
+    still = {fid for _, fid in after.versions}
+    result = ForgetResult(
+        entity_id=entity_id,
+        dry_run=dry_run,
+        entities=1,
+        facts=len({fid for _, fid in gone} - still),
+        versions=len(gone),
+        assertions=max(before.assertions - after.assertions, 0),
+        episodes=len(episodes),
+        candidates=len(held) + len(merges),
+    )
+    if dry_run:
+        raise DryRun(result)
+    return result
+
+
+__all__ = [
+    "DryRun",
+    "ErasableStore",
+    "EraseOps",
+    "EraseTx",
+    "ForgetResult",
+    "HeldCandidate",
+    "HeldMerge",
+    "Inventory",
+    "erasable",
+    "forget",
+    "forget_entity",
+    "in_erase_transaction",
+    "is_own_key",
+]

@@ -1,0 +1,471 @@
+"""Tenant filters, query by query: two tenants hold the *same* ids (episodes, entities,
+sessions, candidates) with different values, and every read and write of one is checked
+to answer and touch exactly its own.
+
+Each test is aimed at queries whose tenant filter no other test notices when it is
+removed; tests/mutants/tenant_filters.py removes the filters one by one and runs these.
+The twin (``twin``) is written first, so that a query that forgot its tenant meets the
+twin's rows on the way: its timelines, its older queue entries, its lower document ids.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+import pytest
+
+from graph.embeddings import SentenceEmbedder, default_embedder
+from graph.errors import NotFoundError
+from graph.model import Direction, EpisodeCreate, EpisodeStatus, MemoryDelta
+from graph.port import Store
+from graph.queue import (
+    CandidateStatus,
+    HoldReason,
+    MergeCandidate,
+    MergeStatus,
+    PendingCandidate,
+)
+from graph.retrieval import ItemKind, Retriever, SearchableStore
+from graph.schema import MemorySchema
+from graph.service import MemoryService
+from graph.stores.transfer import RECORD_ORDER, TransferStore
+from graph.timeutil import utcnow
+
+T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
+LATER = T0 + timedelta(days=2)
+
+
+def t(days: float) -> datetime:
+    return T0 + timedelta(days=days)
+
+
+@pytest.fixture
+def twin(store: Store, tenant: str) -> Iterator[str]:
+    other = "w-" + uuid.uuid4().hex[:12]
+    yield other
+    store.purge_tenant(tenant_id=other)
+
+
+def delta(subject: str, predicate: str, ep: str, at: datetime, **kw: Any) -> MemoryDelta:
+    return MemoryDelta.model_validate(
+        {"subject": subject, "predicate": predicate, "source_episode_id": ep,
+         "valid_from": at, **kw}
+    )
+
+
+def seed(svc: MemoryService, tenant: str, tag: str, *, extra: bool = False) -> None:
+    """The same ids in every tenant; values carry ``tag``. ``extra``: an entity of its own."""
+    for eid, at in (("e1", t(0)), ("e2", LATER)):
+        _, created = svc.add_episode(
+            tenant_id=tenant,
+            body=EpisodeCreate(
+                episode_id=eid, content=f"{tag} says hello", occurred_at=at, session_id="s1"
+            ),
+        )
+        assert created, (tenant, eid)  # the twin's e1 does not make this one a redelivery
+    e1 = [
+        delta("mira", "status", "e1", t(0), value=f"{tag}-gold", subject_type="Person"),
+        delta("mira", "city", "e1", t(0), value="paris"),  # the same statement in both
+        delta("mira", "nickname", "e1", t(0), value=f"{tag}-nick"),
+        delta("mira", "holds_account", "e1", t(0), object="acct", object_type="Account"),
+    ]
+    if extra:
+        e1.append(delta("mira", "knows", "e1", t(0), object=f"{tag}-only", object_type="Person"))
+    svc.write_facts(tenant_id=tenant, deltas=e1)
+    svc.write_facts(
+        tenant_id=tenant, deltas=[delta("mira", "status", "e2", LATER, value=f"{tag}-silver")]
+    )
+
+
+def snapshot(svc: MemoryService, tenant: str) -> list[Any]:
+    """Everything of a tenant a read can show, at every valid time."""
+    out: list[Any] = []
+    for p in ("status", "city", "nickname", "holds_account", "knows"):
+        out.append([
+            (f.fact_id, f.value, f.object, f.valid_from, f.valid_to, f.source_episode_id,
+             f.retired_at)
+            for f in svc.history(tenant_id=tenant, subject="mira", predicate=p)
+        ])
+    for eid in ("e1", "e2"):
+        try:
+            ep = svc.get_episode(tenant_id=tenant, episode_id=eid)
+            out.append(ep.model_dump())
+        except NotFoundError:
+            out.append((eid, None))
+    return out
+
+
+def values(facts: list[Any]) -> list[Any]:
+    return sorted(str(f.value if f.value is not None else f.object) for f in facts)
+
+
+def test_reads_answer_only_the_tenant_s_own_rows(service: MemoryService, tenant: str,
+                                                  twin: str) -> None:
+    seed(service, twin, "b", extra=True)
+    seed(service, tenant, "a")
+    for x, tag in ((tenant, "a"), (twin, "b")):
+        own = [f"{tag}-gold", f"{tag}-nick", "acct", "paris"]
+        if x == twin:
+            own.append("b-only")
+        assert values(service.facts(tenant_id=x, subject="mira", as_of=t(1))) == sorted(own)
+        assert values(service.facts(tenant_id=x, predicate="status")) == [f"{tag}-silver"]
+        assert values(service.facts(tenant_id=x, predicate="status", as_of=t(1))) == [
+            f"{tag}-gold"
+        ]
+        assert values(service.facts(tenant_id=x, object="acct")) == ["acct"]
+        assert len(service.facts(tenant_id=x)) == len(own)  # the whole tenant
+        assert [(f.value, f.valid_from, f.valid_to, f.source_episode_id) for f in
+                service.history(tenant_id=x, subject="mira", predicate="status")] == [
+            (f"{tag}-gold", t(0), LATER, "e1"), (f"{tag}-silver", LATER, None, "e2")
+        ]
+        assert values(service.episode_facts(tenant_id=x, episode_id="e1")) == sorted(own)
+        names, _ = service.predicates(tenant_id=x, subject="mira")
+        expected = ["city", "holds_account", "nickname", "status"]
+        assert names == sorted([*expected, "knows"] if x == twin else expected)
+        entity, facts = service.entity(tenant_id=x, entity_id="mira", as_of=t(1))
+        assert entity.tenant_id == x
+        assert values(facts) == sorted(own)
+        _, incoming = service.entity(tenant_id=x, entity_id="acct", as_of=t(1))
+        assert [(f.subject, f.tenant_id) for f in incoming] == [("mira", x)]
+        hood = service.neighbors(tenant_id=x, entity_id="mira", as_of=t(1),
+                                 direction=Direction.BOTH, depth=2)
+        dumped = hood.model_dump_json()
+        assert ("b-only" in dumped) == (x == twin)
+        assert (tenant in dumped, twin in dumped) == (x == tenant, x == twin)
+        assert service.get_episode(tenant_id=x, episode_id="e1").content == f"{tag} says hello"
+
+
+def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant: str,
+                                                 twin: str) -> None:
+    seed(service, twin, "b")
+    seed(service, tenant, "a")
+    before = snapshot(service, twin)
+    a_city = service.facts(tenant_id=tenant, subject="mira", predicate="city")[0]
+    b_city = service.facts(tenant_id=twin, subject="mira", predicate="city")[0]
+    # A fact id of one tenant is unknown in the other.
+    with pytest.raises(NotFoundError):
+        service.retract(tenant_id=twin, fact_id=a_city.fact_id, valid_to=t(5))
+    service.retract(tenant_id=tenant, fact_id=a_city.fact_id, valid_to=t(5))
+    # A later value, and the same statement restated, on timelines the twin shares.
+    service.write_facts(tenant_id=tenant, deltas=[
+        delta("mira", "status", "e2", t(3), value="a-platinum"),
+        delta("mira", "nickname", "e1", t(0), value="a-nick"),
+    ])
+    service.put_schema(tenant_id=twin, schema=MemorySchema())
+    service.put_schema(tenant_id=twin, schema=MemorySchema())
+    assert service.put_schema(tenant_id=tenant, schema=MemorySchema()).version == 1
+    assert service.schema(tenant_id=tenant).version == 1
+    assert service.schema(tenant_id=twin).version == 2
+    # Deleting A's e2 repairs A's timeline only.
+    service.delete_episode(tenant_id=tenant, episode_id="e2")
+    assert [(f.value, f.valid_to) for f in
+            service.history(tenant_id=tenant, subject="mira", predicate="status")] == [
+        ("a-gold", None)
+    ]
+    assert service.facts(tenant_id=twin, subject="mira", predicate="city")[0] == b_city
+    assert snapshot(service, twin) == before
+    service.store.purge_tenant(tenant_id=tenant)
+    assert service.facts(tenant_id=tenant) == []
+    assert snapshot(service, twin) == before
+
+
+# Queued for a time no other worker reaches: workers of other tests share the test Neo4j
+# and claim every tenant's due episodes.
+FUTURE = datetime(2100, 1, 1, tzinfo=UTC)
+
+
+def pending_episode(svc: MemoryService, tenant: str, eid: str, at: datetime) -> None:
+    svc.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id=eid, content="x", occurred_at=T0)
+    )
+    queued = svc.store.queue.enqueue(tenant_id=tenant, episode_id=eid, at=at,
+                                     from_statuses=["stored"], reset_attempts=True)
+    assert queued is not None
+    assert queued.status == EpisodeStatus.PENDING
+
+
+def candidate(tenant: str, cid: str, key: str, ep: str) -> PendingCandidate:
+    return PendingCandidate(
+        tenant_id=tenant, candidate_id=cid, episode_id=ep, statement_key=key,
+        reason=HoldReason.SUPPORT, created_at=utcnow(),
+        delta=delta("mira", "status", ep, T0, value="held"),
+    )
+
+
+def merge(tenant: str, cid: str) -> MergeCandidate:
+    return MergeCandidate(
+        tenant_id=tenant, candidate_id=cid, entity_id=f"mira-{cid}", name="Mira",
+        entity_type="Person", existing_entity_id="mira", similarity=0.9, episode_id="e1",
+        created_at=utcnow(),
+    )
+
+
+def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, tenant: str,
+                                                       twin: str) -> None:
+    q = service.store.queue
+    for x, at in ((twin, FUTURE), (tenant, FUTURE + timedelta(minutes=1))):
+        for eid in ("q1", "q2", "q3"):  # the twin's are due first: a blind claim takes them
+            pending_episode(service, x, eid, at)
+    now = FUTURE + timedelta(minutes=2)
+    lease = now + timedelta(seconds=60)
+    assert q.queue_counts(tenant_id=tenant) == q.queue_counts(tenant_id=twin)
+    assert sum(q.queue_counts(tenant_id=tenant).values()) == 3
+    got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=3, tenant_id=tenant)
+    assert got is not None
+    assert got.tenant_id == tenant
+    first = got.episode_id
+    rest = [e for e in ("q1", "q2", "q3") if e != first]
+    got2 = q.claim_episode(tenant_id=tenant, episode_id=rest[0], owner="a", now=now,
+                           lease_until=lease, from_statuses=["pending"])
+    assert got2 is not None
+    assert got2.tenant_id == tenant
+    # The twin claims its own copies, so that its rows are in the states A's calls look for.
+    for eid in ("q1", "q2", "q3"):
+        b = q.claim_episode(tenant_id=twin, episode_id=eid, owner="b", now=now,
+                            lease_until=lease, from_statuses=["pending"])
+        assert b is not None
+        assert b.tenant_id == twin
+    before = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
+    # A's owner name on the twin's rows too: a blind update would match them.
+    for eid in ("q1", "q2", "q3"):
+        assert not q.extend_lease(tenant_id=tenant, episode_id=eid, owner="b",
+                                  lease_until=lease + timedelta(hours=1))
+        assert not q.complete(tenant_id=tenant, episode_id=eid, owner="b", rejected=[])
+        assert not q.fail(tenant_id=tenant, episode_id=eid, owner="b", error="x", retry_at=None)
+    assert q.extend_lease(tenant_id=tenant, episode_id=first, owner="a",
+                          lease_until=lease + timedelta(hours=1))
+    assert q.complete(tenant_id=tenant, episode_id=first, owner="a", rejected=[])
+    assert q.fail(tenant_id=tenant, episode_id=rest[0], owner="a", error="x", retry_at=None)
+    again = q.enqueue(tenant_id=tenant, episode_id=rest[0], at=now,
+                      from_statuses=["failed", "processing"], reset_attempts=True)
+    assert again is not None
+    assert again.tenant_id == tenant
+    assert q.enqueue(tenant_id=tenant, episode_id=rest[1], at=now,
+                     from_statuses=["processing"], reset_attempts=True) is None
+    after = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
+    assert after == before
+    assert q.queue_counts(tenant_id=twin) == {"processing": 3} | {
+        k: 0 for k in q.queue_counts(tenant_id=twin) if k != "processing"
+    }
+
+
+def test_a_claim_leaves_another_tenant_s_expired_leases_alone(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    """A worker of one tenant neither takes over nor gives up another tenant's episodes
+    whose workers died (their leases ran out)."""
+    q = service.store.queue
+    for eid in ("x1", "x2"):
+        pending_episode(service, twin, eid, FUTURE)
+        dead = q.claim_episode(tenant_id=twin, episode_id=eid, owner="dead", now=FUTURE,
+                               lease_until=FUTURE + timedelta(seconds=1),
+                               from_statuses=["pending"])
+        assert dead is not None
+    for eid in ("y1", "y2"):
+        pending_episode(service, tenant, eid, FUTURE + timedelta(minutes=1))
+    now = FUTURE + timedelta(minutes=2)  # the twin's leases have run out
+    lease = now + timedelta(seconds=60)
+    # max_attempts 1: an expired lease after one attempt gives the episode up, in A only.
+    got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=1, tenant_id=tenant)
+    assert got is not None
+    assert got.tenant_id == tenant
+    got = q.claim(owner="a", now=now, lease_until=lease, max_attempts=5, tenant_id=tenant)
+    assert got is not None
+    assert got.tenant_id == tenant
+    for eid in ("x1", "x2"):
+        ep = service.get_episode(tenant_id=twin, episode_id=eid)
+        assert (ep.status, ep.attempts, ep.last_error) == (EpisodeStatus.PROCESSING, 1, None)
+    assert q.queue_counts(tenant_id=twin).get("failed", 0) == 0
+    assert q.claim(owner="a", now=now, lease_until=lease, max_attempts=5,
+                   tenant_id=tenant) is None
+
+
+def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, tenant: str,
+                                                     twin: str) -> None:
+    q = service.store.queue
+    seed(service, twin, "b", extra=True)
+    seed(service, tenant, "a")
+    now = utcnow()
+    for x, ep in ((twin, "e2"), (tenant, "e1")):
+        # Support counts distinct episodes: the twin's e2 would be a second one for A.
+        held, support = q.hold_candidate(candidate=candidate(x, "c1", "k1", ep))
+        assert (held.tenant_id, support) == (x, 1)
+        q.hold_candidate(candidate=candidate(x, "c2", "k2", "e1"))
+        q.add_merge_candidates(candidates=[merge(x, "m1"), merge(x, "m2")])
+    assert [c.tenant_id for c in q.candidates(tenant_id=tenant, status=None, episode_id=None,
+                                              limit=10)] == [tenant, tenant]
+    assert [c.tenant_id for c in q.candidates(tenant_id=tenant, status=CandidateStatus.PENDING,
+                                              episode_id="e1", limit=10)] == [tenant, tenant]
+    one = q.candidate(tenant_id=tenant, candidate_id="c1")
+    assert one is not None
+    assert one.tenant_id == tenant
+    promoted = q.promote_candidates(tenant_id=tenant, statement_key="k1", now=now)
+    assert [c.tenant_id for c in promoted] == [tenant]
+    assert q.decide_candidate(tenant_id=tenant, candidate_id="c2",
+                              status=CandidateStatus.REJECTED, now=now, note="no")
+    twin_c = q.candidates(tenant_id=twin, status=None, episode_id=None, limit=10)
+    assert [(c.tenant_id, c.status) for c in twin_c] == [(twin, CandidateStatus.PENDING)] * 2
+    assert [m.tenant_id for m in q.merge_candidates(tenant_id=tenant, status=None,
+                                                    limit=10)] == [tenant, tenant]
+    m1 = q.merge_candidate(tenant_id=tenant, candidate_id="m1")
+    assert m1 is not None
+    assert m1.tenant_id == tenant
+    assert q.decide_merge_candidate(tenant_id=tenant, candidate_id="m1",
+                                    status=MergeStatus.ACCEPTED, now=now)
+    assert [m.status for m in q.merge_candidates(tenant_id=twin, status=None, limit=10)] == [
+        MergeStatus.OPEN, MergeStatus.OPEN
+    ]
+    catalog = q.entity_catalog(tenant_id=tenant, entity_types=None, limit=100)
+    assert sorted(e.entity_id for e in catalog) == ["acct", "mira"]
+    assert all(e.tenant_id == tenant for e in catalog)
+    assert q.add_entity_alias(tenant_id=twin, entity_id="mira", alias="Bobo")
+    assert q.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
+    a_mira = service.store.entity(tenant_id=tenant, entity_id="mira")
+    b_mira = service.store.entity(tenant_id=twin, entity_id="mira")
+    assert a_mira is not None
+    assert b_mira is not None
+    assert (list(a_mira.aliases), list(b_mira.aliases)) == (["Mimi"], ["Bobo"])
+    assert sorted(q.session_entities(tenant_id=tenant, session_id="s1", limit=10)) == [
+        "acct", "mira"
+    ]
+    q.purge_queue_data(tenant_id=tenant)
+    assert len(q.candidates(tenant_id=twin, status=None, episode_id=None, limit=10)) == 2
+    assert len(q.merge_candidates(tenant_id=twin, status=None, limit=10)) == 2
+
+
+def export(store: Store, tenant: str) -> list[dict[str, Any]]:
+    transfer = cast(TransferStore, store)
+    return [r for k in RECORD_ORDER for r in transfer.export_records(tenant_id=tenant, kind=k)]
+
+
+def test_restored_twins_share_fact_ids_and_still_stay_apart(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """An export restored into another tenant: the same fact ids on both sides."""
+    assert isinstance(store, SearchableStore)
+    seed(service, tenant, "a")
+    dump = export(store, tenant)
+    # Version ids are unique in a store, fact ids only per tenant: the twin's versions get
+    # ids of their own, its facts keep A's.
+    for kind in RECORD_ORDER:
+        rows = [r for r in dump if r["type"] == kind]
+        if kind == "version":
+            rows = [{**r, "version_id": r["version_id"] + "t"} for r in rows]
+        cast(TransferStore, store).restore_records(tenant_id=twin, records=rows)
+    assert export(store, tenant) == dump  # nothing of the twin in the export
+    assert len(export(store, twin)) == len(dump)
+    ids = sorted(f.fact_id for f in service.facts(tenant_id=tenant))
+    assert sorted(f.fact_id for f in service.facts(tenant_id=twin)) == ids
+    store.search.index_pending(tenant_id=twin, embedder=embedder)
+    before = snapshot(service, twin)
+    window = Retriever.window(t(1))
+
+    def twin_finds_paris() -> int:
+        hits = store.search.fulltext(tenant_id=twin, kind=ItemKind.FACT, terms=["paris"],
+                                     window=window, limit=10)
+        return len(hits)
+
+    assert twin_finds_paris() == 1
+    # A's episode state, a retraction and a deletion, by ids the twin holds too.
+    ep = service.get_episode(tenant_id=tenant, episode_id="e2")
+    store.save_episode_state(episode=ep.model_copy(update={"status": EpisodeStatus.FAILED,
+                                                           "attempts": 7, "last_error": "x"}))
+    city = service.facts(tenant_id=tenant, subject="mira", predicate="city")[0]
+    service.retract(tenant_id=tenant, fact_id=city.fact_id, valid_to=t(5))
+    # After its end A's "paris" is not visible, though the twin's, same id, still is.
+    assert store.search.fulltext(tenant_id=tenant, kind=ItemKind.FACT, terms=["paris"],
+                                 window=Retriever.window(t(6)), limit=10) == []
+    store.queue.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
+    service.delete_episode(tenant_id=tenant, episode_id="e1")
+    assert service.facts(tenant_id=tenant, subject="mira", predicate="city") == []
+    assert snapshot(service, twin) == before
+    assert twin_finds_paris() == 1
+    for kind, word, n in ((ItemKind.EPISODE, "hello", 2), (ItemKind.ENTITY, "mira", 1),
+                          (ItemKind.ENTITY, "acct", 1)):
+        hits = store.search.fulltext(tenant_id=twin, kind=kind, terms=[word], window=window,
+                                     limit=10)
+        assert len(hits) == n, (kind, word, hits)
+    assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> SentenceEmbedder:
+    return default_embedder()
+
+
+def test_search_finds_only_the_tenant_s_own_items(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    assert isinstance(store, SearchableStore)
+    index = store.search
+    model = embedder.name
+    seed(service, twin, "quokka", extra=True)
+    seed(service, tenant, "passport")
+
+    def pending(x: str) -> int:
+        return sum(p.count for p in index.pending(model=model) if p.tenant_id == x)
+
+    # Indexers of other tests may embed these items meanwhile (they serve every tenant
+    # of the shared test Neo4j): counts can only fall, never exceed what was pending.
+    a_pending, b_pending = pending(tenant), pending(twin)
+    # An indexing pass of A embeds A's items, all of them, and only them.
+    assert index.index_pending(tenant_id=tenant, embedder=embedder) <= a_pending
+    assert pending(tenant) == 0
+    assert index.index_pending(tenant_id=twin, embedder=embedder) <= b_pending
+    assert pending(twin) == 0
+    now = utcnow()
+    window = Retriever.window()
+    vec = embedder.encode(["quokka says hello"])[0]
+    for kind in ItemKind:
+        hits = index.fulltext(tenant_id=tenant, kind=kind, terms=["quokka", "hello", "mira"],
+                              window=window, limit=50)
+        near = index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
+                                   window=window, limit=50)
+        for h in [*hits, *near]:
+            assert "quokka" not in h.item_id
+        ids = {h.item_id for h in near}
+        assert len(ids) == len(near)  # the twin's same ids would come twice
+    # Between the twin's writes and A's: A had nothing yet, though the twin's same ids did.
+    a_e1 = service.get_episode(tenant_id=tenant, episode_id="e1")
+    b_e1 = service.get_episode(tenant_id=twin, episode_id="e1")
+    between = b_e1.recorded_at + (a_e1.recorded_at - b_e1.recorded_at) / 2
+    assert b_e1.recorded_at < between < a_e1.recorded_at
+    early = Retriever.window(t(1), between)
+    for kind, word in ((ItemKind.EPISODE, "hello"), (ItemKind.ENTITY, "mira")):
+        assert index.fulltext(tenant_id=tenant, kind=kind, terms=[word], window=early,
+                              limit=10) == []
+        assert len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early,
+                                  limit=10)) >= 1
+    a_facts = service.facts(tenant_id=tenant, as_of=t(1))
+    b_facts = service.facts(tenant_id=twin, as_of=t(1))
+    a_ids = [f.fact_id for f in a_facts]
+    b_ids = [f.fact_id for f in b_facts]
+    assert index.facts_by_id(tenant_id=tenant, fact_ids=b_ids, window=Retriever.window(t(1))) == {}
+    assert set(index.facts_by_id(tenant_id=tenant, fact_ids=a_ids,
+                                 window=Retriever.window(t(1)))) == set(a_ids)
+    touching = index.facts_touching(tenant_id=tenant, entity_ids=["mira", "acct"],
+                                    window=Retriever.window(t(1)), limit=50)
+    assert sorted(f.fact_id for f in touching) == sorted(a_ids)
+    sourced = index.facts_sourced_by(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
+    assert {f.tenant_id for f in sourced} == {tenant}
+    assert len(sourced) == len({f.version_id for f in sourced}) == 5  # 4 in e1, 1 in e2
+    versions = index.timeline_versions(tenant_id=tenant, pairs=[("mira", "status")], known_at=now)
+    assert sorted(str(f.value) for f in versions) == ["passport-gold", "passport-silver"]
+    eps = index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
+    assert {e.content for e in eps.values()} == {"passport says hello"}
+    ents = index.entities_by_id(tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"],
+                                known_at=now)
+    assert sorted(ents) == ["acct", "mira"]
+    assert {e.tenant_id for e in ents.values()} == {tenant}
+    assert sorted(index.mentions_of(tenant_id=tenant, episode_ids=["e1"])) == [
+        ("e1", "acct"), ("e1", "mira")
+    ]
+    assert sorted(index.mentioning(tenant_id=tenant, entity_ids=["mira"], known_at=now,
+                                   limit=50)) == [("e1", "mira"), ("e2", "mira")]
+    assert index.session_neighbors(tenant_id=tenant, episode_ids=["e1"], known_at=now,
+                                   radius=3) == [("e1", "e2", 1)]
+    found = Retriever(store, embedder=embedder).search(tenant_id=tenant, query="quokka", limit=20)
+    assert "quokka" not in " ".join(r.item.model_dump_json() for r in found)
