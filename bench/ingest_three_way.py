@@ -39,6 +39,15 @@ run checks that sgam and the seed reference end with the same intervals.
 
     .venv/bin/python bench/ingest_three_way.py [--facts 100000] [--runs 3] [--batch 1000]
         [--seed-as-published] [--store bolt://127.0.0.1:7687] [--profile 20000]
+        [--floor] [--jsonl FILE]
+
+``--floor`` also replays, after sgam in each run, the rows sgam wrote (versions, ledger
+entries, fact search documents, entities, mentions) with plain ``executemany`` into a
+fresh file of sgam's layout, one transaction per batch: SQLite's own cost for those rows,
+a lower bound for sgam on this layout.
+
+``--jsonl FILE`` writes the workload as ``sgam import`` input (an episode line, then its
+100 deltas as one facts line) and exits.
 
 ``--profile N`` instead runs N facts of the workload through sgam on SQLite under
 cProfile (CPU time) and prints the top functions by cumulative and by own time.
@@ -48,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import pstats
 import random
 import resource
@@ -350,6 +360,56 @@ def sgam_intervals(store: Store, tenant: str) -> set[tuple[str, str, str, str, s
         after = (last.subject, last.predicate, last.fact_id)
 
 
+def run_floor(store: Store, path: Path, tenant: str, n: int, *, batch: int) -> Took:
+    """SQLite's own cost for the rows sgam wrote: every version, ledger entry, fact search
+    document, entity and mention of ``store``'s tenant, replayed with ``executemany`` into
+    a fresh file of the same layout in ``n / batch`` transactions, with no Python logic,
+    no reads and no retirements (so a lower bound of sgam's write on this layout)."""
+    src = sqlite3.connect(getattr(store, "path"))  # noqa: B009  # SqliteStore only
+    tables = {
+        "facts": "SELECT * FROM facts WHERE tenant_id = ? ORDER BY rowid",
+        "assertions": "SELECT tenant_id, timeline_key, seq, kind, fact_id, recorded_at,"
+        " valid_from, valid_to, source_episode_id, payload FROM assertions"
+        " WHERE tenant_id = ? ORDER BY rowid_",
+        "search_docs": "SELECT tenant_id, item_id, scope, body FROM search_docs"
+        " WHERE tenant_id = ? AND kind = 'fact' ORDER BY doc",
+        "entities": "SELECT * FROM entities WHERE tenant_id = ?",
+        "episode_mentions": "SELECT * FROM episode_mentions WHERE tenant_id = ?",
+    }
+    rows = {t: src.execute(q, (tenant,)).fetchall() for t, q in tables.items()}
+    src.close()
+    width = {t: len(r[0]) if r else 0 for t, r in rows.items()}
+    sql = {
+        "facts": f"INSERT INTO facts VALUES ({','.join('?' * width['facts'])})",
+        "assertions": "INSERT INTO assertions (tenant_id, timeline_key, seq, kind, fact_id,"
+        " recorded_at, valid_from, valid_to, source_episode_id, payload)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "search_docs": "INSERT OR IGNORE INTO search_docs (tenant_id, kind, item_id, scope,"
+        " body) VALUES (?, 'fact', ?, ?, ?)",
+        "entities": f"INSERT INTO entities VALUES ({','.join('?' * width['entities'])})",
+        "episode_mentions": "INSERT INTO episode_mentions VALUES (?,?,?)",
+    }
+    target = open_store(f"sqlite:///{path}")
+    target.close()  # created with sgam's layout, then written with plain sqlite3
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    parts = max(1, n // batch)
+    work = [
+        [(sql[t], r[len(r) * i // parts : len(r) * (i + 1) // parts]) for t, r in rows.items()]
+        for i in range(parts)
+    ]
+    clock = Stopwatch()
+    for step in work:
+        db.execute("BEGIN IMMEDIATE")
+        for statement, chunk in step:
+            db.executemany(statement, chunk)
+        db.execute("COMMIT")
+    took = clock.stop()
+    db.close()
+    return took
+
+
 # -- driver ----------------------------------------------------------------------------------
 def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
@@ -380,6 +440,10 @@ def one_run(
             try:
                 store_episodes(MemoryService(store), TENANT, raw_deltas)
                 took["sgam"] = run_sgam(store, deltas, TENANT, batch=args.batch)
+                if args.floor:
+                    took["floor"] = run_floor(
+                        store, d / "floor.db", TENANT, len(deltas), batch=args.batch
+                    )
                 if run == 0:
                     ok = sgam_intervals(store, TENANT) == seed_intervals(d / "seed.db")
                     print(f"  check: sgam and the seed reference hold the same intervals: {ok}")
@@ -438,6 +502,33 @@ def profile(args: argparse.Namespace) -> None:
     stats.sort_stats("tottime").print_stats(25)
 
 
+def write_jsonl(deltas: Sequence[Delta], path: Path) -> None:
+    """The workload as ``sgam import`` input: each episode's line (a POST /episodes body),
+    then its deltas as one POST /facts body."""
+    with path.open("w") as out:
+        for start in range(0, len(deltas), FACTS_PER_EPISODE):
+            part = deltas[start : start + FACTS_PER_EPISODE]
+            eid = part[0].episode_id
+            at = T0 + timedelta(seconds=start)
+            episode = {
+                "episode_id": eid,
+                "kind": "event",
+                "content": f"sync {eid}",
+                "occurred_at": at.isoformat(),
+            }
+            facts = [
+                {
+                    "subject": d.subject,
+                    "predicate": d.attribute,
+                    "value": d.value,
+                    "valid_from": d.valid_from.isoformat(),
+                    "source_episode_id": d.episode_id,
+                }
+                for d in part
+            ]
+            out.write(json.dumps(episode) + "\n" + json.dumps({"facts": facts}) + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--facts", type=int, default=100_000, help="fact deltas (default 100,000)")
@@ -448,9 +539,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the seed without its lookup index (quadratic: keep --facts small)",
     )
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="also replay the rows sgam wrote with plain executemany (SQLite's own cost)",
+    )
     p.add_argument("--store", default=None, help="also run sgam on this Neo4j (bolt://…)")
     p.add_argument("--profile", type=int, default=0, help="profile N facts through sgam only")
+    p.add_argument(
+        "--jsonl", type=Path, default=None, help="write the workload as sgam import input"
+    )
     args = p.parse_args(argv)
+    if args.jsonl:
+        write_jsonl(workload(args.facts), args.jsonl)
+        print(f"wrote {args.facts:,} deltas to {args.jsonl}")
+        return 0
     if args.profile:
         profile(args)
         return 0
@@ -470,13 +573,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = {k: statistics.median(n / r[k].wall for r in results) for k in results[0]}
     cpu = {k: statistics.median(n / r[k].cpu for r in results) for k in results[0]}
     print(f"\nmedian of {args.runs} run(s), facts per second of wall time (of CPU time):")
-    for name in ("seed", "raw", "sgam", "sgam_neo4j"):
+    for name in ("seed", "raw", "sgam", "floor", "sgam_neo4j"):
         if name in wall:
             # Neo4j works in its own process: the client's CPU time says nothing there.
             per_cpu = f"({cpu[name]:,.0f})" if name != "sgam_neo4j" else ""
             print(f"  {name:<11} {wall[name]:>10,.0f} {per_cpu:>12}")
     for a, b in (("sgam", "seed"), ("sgam", "raw")):
         print(f"  {a}/{b:<7} {wall[a] / wall[b]:>10.4f} {f'({cpu[a] / cpu[b]:.4f})':>12}")
+    if "floor" in wall:
+        a, b = "floor", "seed"
+        print(f"  {a}/{b:<6} {wall[a] / wall[b]:>10.4f} {f'({cpu[a] / cpu[b]:.4f})':>12}")
     if "sgam_neo4j" in wall:
         print(f"  neo4j/seed  {wall['sgam_neo4j'] / wall['seed']:>10.4f}")
     print(f"peak RSS: {peak_rss_mib():,.0f} MiB (the whole process)")

@@ -183,16 +183,23 @@ class MemorySchema(BaseModel):
     def strict(self) -> bool:
         return self.mode == "strict"
 
+    # Both run once per delta of a batch: the caches are read from the private-attribute
+    # dict directly, since pydantic's attribute lookup for private names cost more than
+    # the check that uses them.
     def predicate(self, name: str) -> PredicateSpec | None:
-        if self._by_name is None or self._by_name[0] is not self.predicates:
-            self._by_name = (self.predicates, {p.name: p for p in self.predicates})
-        return self._by_name[1].get(name)
+        by_name: tuple[list[PredicateSpec], dict[str, PredicateSpec]] | None
+        by_name = self.__pydantic_private__["_by_name"]  # type: ignore[index]
+        if by_name is None or by_name[0] is not self.predicates:
+            by_name = self._by_name = (self.predicates, {p.name: p for p in self.predicates})
+        return by_name[1].get(name)
 
     def entity_type_names(self) -> frozenset[str]:
-        if self._type_names is None or self._type_names[0] is not self.entity_types:
+        type_names: tuple[list[EntityTypeSpec], frozenset[str]] | None
+        type_names = self.__pydantic_private__["_type_names"]  # type: ignore[index]
+        if type_names is None or type_names[0] is not self.entity_types:
             names = frozenset(t.name for t in self.entity_types) | {DEFAULT_ENTITY_TYPE}
-            self._type_names = (self.entity_types, names)
-        return self._type_names[1]
+            type_names = self._type_names = (self.entity_types, names)
+        return type_names[1]
 
 
 PERMISSIVE = MemorySchema()

@@ -287,6 +287,8 @@ def fold(assertions: Iterable[Assertion]) -> tuple[Interval, ...]:
 
 def diff(old: Sequence[tuple[str, Interval]], new: Sequence[Interval]) -> Mutations:
     """Versions to retire and intervals to insert to turn ``old`` (version ids) into ``new``."""
+    if not old:  # a timeline with no current versions (a new subject): insert them all
+        return Mutations(insert=list(new))
     m = Mutations()
     wanted = {i.fact_id: i for i in new}
     have = {i.fact_id: (vid, i) for vid, i in old}

@@ -11,6 +11,10 @@ from graph.model import Cardinality, ConflictPolicy, Episode, ValueType
 from graph.temporal import Assertion, Claim
 from graph.timeutil import to_db
 
+# One encoder for every payload: json.dumps with any non-default option builds a new one
+# per call.
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
 
 def claim_to_dict(c: Claim) -> dict[str, Any]:
     # Built by hand: dataclasses.asdict deep-copies every field and was a quarter of the
@@ -43,9 +47,8 @@ def claim_from_dict(d: dict[str, Any]) -> Claim:
 
 def assertion_payload(a: Assertion) -> str:
     """The parts of an assertion that are not stored in their own columns or properties."""
-    return json.dumps(
-        {"claim": claim_to_dict(a.claim) if a.claim else None, "policy": a.policy.value},
-        separators=(",", ":"),
+    return _COMPACT.encode(
+        {"claim": claim_to_dict(a.claim) if a.claim else None, "policy": a.policy.value}
     )
 
 

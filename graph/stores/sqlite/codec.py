@@ -29,7 +29,7 @@ from graph.queue import (
     MergeStatus,
     PendingCandidate,
 )
-from graph.stores.codec import assertion_from_parts, assertion_payload, dump_value, load_value
+from graph.stores.codec import assertion_from_parts, assertion_payload, load_value
 from graph.temporal import Assertion
 from graph.timeutil import from_db, to_db
 
@@ -57,7 +57,8 @@ def in_list(values: Sequence[Any]) -> str:
 
 # -- facts ---------------------------------------------------------------------------------
 def fact_from_row(r: sqlite3.Row) -> Fact:
-    return Fact(
+    """A version this store wrote: every column decoded to its type here."""
+    return Fact.trusted(
         tenant_id=r["tenant_id"],
         fact_id=r["fact_id"],
         version_id=r["version_id"],
@@ -83,33 +84,51 @@ def fact_from_row(r: sqlite3.Row) -> Fact:
     )
 
 
-def fact_values(f: Fact, *, tenant_id: str, key: str) -> tuple[Any, ...]:
-    """One row of ``INSERT INTO facts (FACT_COLUMNS)``, in that order."""
-    return (
-        f.version_id,
-        tenant_id,
-        f.fact_id,
-        key,
-        f.subject,
-        f.subject_type,
-        f.predicate,
-        dump_value(f.value),
-        f.value_type.value,
-        f.object,
-        f.object_type,
-        to_db(f.valid_from),
-        opt_text(f.valid_to),
-        to_db(f.recorded_at),
-        opt_text(f.retired_at),
-        f.source_episode_id,
-        json.dumps(f.sources),
-        json.dumps(f.supersedes),
-        f.confidence,
-        f.memory_type,
-        f.schema_version,
-        f.retention_policy,
-        f.cardinality.value,
-    )
+def fact_rows(
+    facts: Sequence[Fact], *, tenant_id: str, keys: Sequence[str]
+) -> list[tuple[Any, ...]]:
+    """Rows of ``INSERT INTO facts (FACT_COLUMNS)``, in that order. A batch's versions
+    share their recorded time and many of their bounds, so each distinct instant is
+    formatted once; ``json.dumps`` with its defaults builds no encoder per call."""
+    times: dict[datetime, str] = {}
+
+    def t(value: datetime) -> str:
+        text = times.get(value)
+        if text is None:
+            text = times[value] = to_db(value)
+        return text
+
+    dumps = json.dumps
+    rows: list[tuple[Any, ...]] = []
+    for f, key in zip(facts, keys, strict=True):
+        rows.append(
+            (
+                f.version_id,
+                tenant_id,
+                f.fact_id,
+                key,
+                f.subject,
+                f.subject_type,
+                f.predicate,
+                None if f.value is None else dumps(f.value),
+                f.value_type.value,
+                f.object,
+                f.object_type,
+                t(f.valid_from),
+                None if f.valid_to is None else t(f.valid_to),
+                t(f.recorded_at),
+                None if f.retired_at is None else t(f.retired_at),
+                f.source_episode_id,
+                dumps(f.sources),
+                dumps(f.supersedes) if f.supersedes else "[]",
+                f.confidence,
+                f.memory_type,
+                f.schema_version,
+                f.retention_policy,
+                f.cardinality.value,
+            )
+        )
+    return rows
 
 
 # -- entities and episodes -----------------------------------------------------------------
@@ -226,6 +245,36 @@ def assertion_values(a: Assertion, *, tenant_id: str, key: str) -> tuple[Any, ..
     )
 
 
+def assertion_rows(
+    rows: Sequence[tuple[str, Assertion]], *, tenant_id: str
+) -> list[tuple[Any, ...]]:
+    """:func:`assertion_values` of a batch, each distinct instant formatted once (a batch's
+    entries share their recorded time)."""
+    times: dict[datetime | None, str | None] = {None: None}
+
+    def t(value: datetime | None) -> str | None:
+        if value in times:
+            return times[value]
+        text = times[value] = to_db(value)  # type: ignore[arg-type]  # None is in times
+        return text
+
+    return [
+        (
+            tenant_id,
+            key,
+            a.seq,
+            a.kind,
+            a.fact_id,
+            t(a.recorded_at),
+            t(a.valid_from),
+            t(a.valid_to),
+            a.source_episode_id,
+            assertion_payload(a),
+        )
+        for key, a in rows
+    ]
+
+
 # -- the queue's review lists --------------------------------------------------------------
 def candidate_from_row(r: sqlite3.Row) -> PendingCandidate:
     return PendingCandidate(
@@ -294,6 +343,7 @@ __all__ = [
     "FACT_COLUMNS",
     "FACT_COLUMN_COUNT",
     "assertion_from_row",
+    "assertion_rows",
     "assertion_values",
     "candidate_from_row",
     "candidate_values",
@@ -303,7 +353,7 @@ __all__ = [
     "episode_from_row",
     "episode_values",
     "fact_from_row",
-    "fact_values",
+    "fact_rows",
     "in_list",
     "merge_from_row",
     "merge_values",

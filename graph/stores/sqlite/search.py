@@ -2,8 +2,9 @@
 
 One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``, shared by
 its versions, whose sentence never changes), an entity (name, aliases, summary) or an
-episode (its text) — kept in step with the ledger's tables by triggers, so fulltext sees a
-write as soon as it commits and the write path never loads a model. ``search_fts`` is an
+episode (its text) — kept in step with the ledger's tables (by triggers, and for facts by
+the store's insert of each batch, :data:`FACT_DOC_INSERT`), so fulltext sees a write as
+soon as it commits and the write path never loads a model. ``search_fts`` is an
 external-content FTS5 index over it. Vectors are filled in by
 :meth:`SqliteSearch.index_pending` (the indexer calls it, off the request path) and scored
 with numpy over a per-tenant matrix cached in the process.
@@ -33,16 +34,6 @@ from graph.stores.sqlite.codec import FACT_COLUMNS, entity_from_row, episode_fro
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.timeutil import from_db, to_db
 
-# The text a fact is searched by: Fact.sentence() in SQL ("mira passport deadline
-# 2026-06-30"); literal values are JSON in value_json, so strings are unquoted and booleans
-# spelled as Python prints them.
-_FACT_SENTENCE = """new.subject || ' ' || replace(new.predicate, '_', ' ') || ' ' || COALESCE(
-    new.object,
-    CASE json_type(new.value_json)
-      WHEN 'text' THEN json_extract(new.value_json, '$')
-      WHEN 'true' THEN 'True'
-      WHEN 'false' THEN 'False'
-      ELSE new.value_json END)"""
 _EPISODE_TEXT = """CASE json_type(new.content_json)
       WHEN 'text' THEN json_extract(new.content_json, '$') ELSE new.content_json END"""
 _ENTITY_TEXT = """trim(new.name || ' ' || COALESCE((SELECT group_concat(value, ' ')
@@ -56,6 +47,26 @@ def _scope_sql(kind: str) -> str:
 def scope_token(tenant_id: str, kind: ItemKind) -> str:
     """The FTS token of one tenant's items of one kind (same as the triggers compute)."""
     return tenant_id.encode().hex() + "x" + kind.value
+
+
+# A fact's document, once per fact_id: its versions share it (their sentence is the same).
+# Outside a trigger OR IGNORE is the statement's own conflict clause, so it applies.
+FACT_DOC_INSERT = (
+    "INSERT OR IGNORE INTO search_docs (tenant_id, kind, item_id, scope, body)"
+    " VALUES (?, 'fact', ?, ?, ?)"
+)
+
+
+def fact_doc_rows(tenant_id: str, facts: Sequence[Fact]) -> list[tuple[str, str, str, str]]:
+    """Rows of :data:`FACT_DOC_INSERT` for these versions, one per fact id."""
+    scope = scope_token(tenant_id, ItemKind.FACT)
+    seen: set[str] = set()
+    rows: list[tuple[str, str, str, str]] = []
+    for f in facts:
+        if f.fact_id not in seen:
+            seen.add(f.fact_id)
+            rows.append((tenant_id, f.fact_id, scope, f.sentence()))
+    return rows
 
 
 def _doc_insert(kind: str, id_col: str, text: str) -> str:
@@ -126,12 +137,11 @@ CREATE TRIGGER IF NOT EXISTS search_docs_au AFTER UPDATE OF body ON search_docs 
   DELETE FROM search_vectors WHERE doc = old.doc;
 END;
 
--- Facts: one document per fact_id. The lookups by fact_id at any system time (search's
--- window filter, the delete trigger) need an index the ledger's partial ones cannot serve.
+-- Facts: one document per fact_id, written by the store after each batch's inserts
+-- (FACT_DOC_INSERT; a trigger per version row cost a fifth of a bulk write). The lookups
+-- by fact_id at any system time (search's window filter, the delete trigger) need an
+-- index the ledger's partial ones cannot serve.
 CREATE INDEX IF NOT EXISTS search_facts_id ON facts (tenant_id, fact_id);
-CREATE TRIGGER IF NOT EXISTS search_facts_ai AFTER INSERT ON facts BEGIN
-  {_doc_insert("fact", "fact_id", _FACT_SENTENCE)}
-END;
 CREATE TRIGGER IF NOT EXISTS search_facts_ad AFTER DELETE ON facts
 WHEN NOT EXISTS (SELECT 1 FROM facts WHERE tenant_id = old.tenant_id AND fact_id = old.fact_id)
 BEGIN
@@ -280,7 +290,6 @@ class _VectorCache:
                 self.items.popitem(last=False)
 
 
-
 class SqliteSearch:
     """The search index of one SQLite store (tables and triggers in SEARCH_SQL), over the
     store's connection. Its caches live as long as the store."""
@@ -293,9 +302,9 @@ class SqliteSearch:
         # Per model: every doc at or below it has a vector (see pending()).
         self._pending_low: dict[str, int] = {}
         # The last answer of _informative, while no doc has been written.
-        self._terms_memo: (
-            tuple[tuple[str, tuple[str, ...], int, int], tuple[str, ...]] | None
-        ) = None
+        self._terms_memo: tuple[tuple[str, tuple[str, ...], int, int], tuple[str, ...]] | None = (
+            None
+        )
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(
@@ -330,8 +339,16 @@ class SqliteSearch:
                     " SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM search_docs"
                     " WHERE doc = ? AND tenant_id = ? AND body = ?)",
                     [
-                        (r["doc"], tenant_id, r["kind"], model, to_blob(v), r["doc"], tenant_id,
-                         r["body"])
+                        (
+                            r["doc"],
+                            tenant_id,
+                            r["kind"],
+                            model,
+                            to_blob(v),
+                            r["doc"],
+                            tenant_id,
+                            r["body"],
+                        )
                         for r, v in zip(rows, vectors, strict=True)
                     ],
                 )
@@ -437,9 +454,7 @@ class SqliteSearch:
             in_scope = self._count(f'scope : "{scope}"')
             for t in common:
                 weight[t] = self._count(fts5_query(scope, [t]))
-            common = [
-                t for t in common if 2 * weight[t] >= in_scope and weight[t] >= _COMMON_DF
-            ]
+            common = [t for t in common if 2 * weight[t] >= in_scope and weight[t] >= _COMMON_DF]
         kept = [t for t in terms if t not in common]
         out = kept or [min(terms, key=lambda t: weight[t])]
         self._terms_memo = ((scope, tuple(terms), total, _COMMON_DF), tuple(out))
@@ -453,11 +468,13 @@ class SqliteSearch:
 
     def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
         key = (tenant_id, kind.value, model)
-        max_id = int(self.conn.read(
-            "SELECT COALESCE(max(id), 0) AS m FROM search_vectors"
-            " WHERE tenant_id = ? AND kind = ? AND model = ?",
-            key,
-        )[0]["m"])
+        max_id = int(
+            self.conn.read(
+                "SELECT COALESCE(max(id), 0) AS m FROM search_vectors"
+                " WHERE tenant_id = ? AND kind = ? AND model = ?",
+                key,
+            )[0]["m"]
+        )
         if max_id == 0:
             return None
         found = self.conn.read(
@@ -559,8 +576,12 @@ class SqliteSearch:
                 f"object IS NOT NULL AND object IN {_IDS} AND subject NOT IN {_IDS} AND {_WINDOW}"
             )
             + " ORDER BY valid_from DESC, fact_id LIMIT :limit",
-            {"tenant": tenant_id, "ids": _ids(entity_ids), "limit": limit,
-             **_window_params(window)},
+            {
+                "tenant": tenant_id,
+                "ids": _ids(entity_ids),
+                "limit": limit,
+                **_window_params(window),
+            },
         )
         return [fact_from_row(r) for r in rows]
 
@@ -587,8 +608,11 @@ class SqliteSearch:
             return []
         rows = self.conn.read(
             _facts_sql(f"(subject, predicate) IN {_PAIRS} AND {_KNOWN}") + " ORDER BY valid_from",
-            {"tenant": tenant_id, "pairs": json.dumps(sorted(set(pairs))),
-             "known_at": to_db(known_at)},
+            {
+                "tenant": tenant_id,
+                "pairs": json.dumps(sorted(set(pairs))),
+                "known_at": to_db(known_at),
+            },
         )
         return [fact_from_row(r) for r in rows]
 
@@ -631,8 +655,12 @@ class SqliteSearch:
             f" WHERE m.tenant_id = :tenant AND m.entity_id IN {_IDS}"
             " AND e.recorded_at <= :known_at ORDER BY e.occurred_at DESC, e.episode_id"
             " LIMIT :limit",
-            {"tenant": tenant_id, "ids": _ids(entity_ids), "known_at": to_db(known_at),
-             "limit": limit},
+            {
+                "tenant": tenant_id,
+                "ids": _ids(entity_ids),
+                "known_at": to_db(known_at),
+                "limit": limit,
+            },
         )
         return [(r["episode_id"], r["entity_id"]) for r in rows]
 
@@ -690,4 +718,4 @@ def _window_params(window: Window) -> dict[str, str]:
     return {"as_of": to_db(window.as_of), "known_at": to_db(window.known_at)}
 
 
-__all__ = ["SEARCH_SQL", "SqliteSearch", "scope_token"]
+__all__ = ["FACT_DOC_INSERT", "SEARCH_SQL", "SqliteSearch", "fact_doc_rows", "scope_token"]

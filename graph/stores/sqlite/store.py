@@ -24,19 +24,20 @@ from graph.stores.sqlite.codec import (
     FACT_COLUMN_COUNT,
     FACT_COLUMNS,
     assertion_from_row,
-    assertion_values,
+    assertion_rows,
     entity_from_row,
+    entity_unchecked,
     entity_values,
     episode_from_row,
     episode_values,
     fact_from_row,
-    fact_values,
+    fact_rows,
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.stores.sqlite.erasure import SqliteEraseOps
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
-from graph.stores.sqlite.search import SEARCH_SQL, SqliteSearch
+from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
 from graph.stores.transfer import (
     PAGE,
     Record,
@@ -108,7 +109,6 @@ CREATE INDEX IF NOT EXISTS facts_timeline_current
   ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL;
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
-CREATE INDEX IF NOT EXISTS facts_source ON facts (tenant_id, source_episode_id);
 -- The tenant's system clock (graph.port.LedgerTx.system_time): the last instant recorded.
 CREATE TABLE IF NOT EXISTS system_clock (
   tenant_id TEXT PRIMARY KEY, last_recorded_at TEXT NOT NULL
@@ -122,11 +122,15 @@ CREATE TABLE IF NOT EXISTS schemas (
 
 # PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
 # new one); MIGRATIONS[n] takes a file from version n to n + 1.
-FILE_VERSION = 2
+FILE_VERSION = 3
 MIGRATIONS: dict[int, str] = {
     0: "DROP INDEX IF EXISTS facts_timeline;",
-    # Episodes carry their model usage (NULL: no model ran yet).
+    # 2: episodes carry their model usage (NULL: no model ran yet).
     1: "ALTER TABLE episodes ADD COLUMN usage_json TEXT;",
+    # 3: a fact's search document is written by the store after the batch's inserts
+    # (SqliteLedgerTx.insert), no longer by a trigger per version row; facts_source served
+    # no query (sources are matched through the assertions' episode index).
+    2: "DROP TRIGGER IF EXISTS search_facts_ai; DROP INDEX IF EXISTS facts_source;",
 }
 
 TENANT_TABLES = (
@@ -155,6 +159,8 @@ class SqliteLedgerTx:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.c = conn
+        # Entities as read in this transaction: upserting one unchanged is skipped.
+        self._read: dict[str, Entity] = {}
 
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         # BEGIN IMMEDIATE already holds the database's single write lock.
@@ -206,10 +212,15 @@ class SqliteLedgerTx:
                 f"SELECT * FROM entities WHERE tenant_id = ? AND entity_id IN ({in_list(chunk)})",  # noqa: S608
                 [tenant_id, *chunk],
             ).fetchall()
-            out.update({r["entity_id"]: entity_from_row(r) for r in rows})
+            out.update({r["entity_id"]: entity_unchecked(r) for r in rows})
+        self._read.update(out)
         return out
 
     def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
+        read = self._read
+        entities = [e for e in entities if read.get(e.entity_id) != e]
+        if not entities:
+            return
         self.c.executemany(
             "INSERT INTO entities (tenant_id, entity_id, entity_type, name, aliases_json, summary,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, entity_id)"
@@ -253,24 +264,24 @@ class SqliteLedgerTx:
         self.c.executemany(
             "INSERT INTO assertions (tenant_id, timeline_key, seq, kind, fact_id, recorded_at,"
             " valid_from, valid_to, source_episode_id, payload) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [assertion_values(a, tenant_id=tenant_id, key=key) for key, a in rows],
+            assertion_rows(rows, tenant_id=tenant_id),
         )
 
     def retire(self, *, tenant_id: str, version_ids: Sequence[str], at: datetime) -> None:
         self.c.executemany(
             "UPDATE facts SET retired_at = ? WHERE tenant_id = ? AND version_id = ?"
             " AND retired_at IS NULL",
-            [(to_db(at), tenant_id, v) for v in version_ids],
+            [(when, tenant_id, v) for when in (to_db(at),) for v in version_ids],
         )
 
     def insert(self, *, tenant_id: str, facts: Sequence[Fact], keys: Sequence[str]) -> None:
         self.c.executemany(
             f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({in_list(range(FACT_COLUMN_COUNT))})",  # noqa: S608
-            [
-                fact_values(f, tenant_id=tenant_id, key=key)
-                for f, key in zip(facts, keys, strict=True)
-            ],
+            fact_rows(facts, tenant_id=tenant_id, keys=keys),
         )
+        # Their search documents, in the same transaction (so fulltext sees them when it
+        # commits), one per new fact id.
+        self.c.executemany(FACT_DOC_INSERT, fact_doc_rows(tenant_id, facts))
 
     def mention(self, *, tenant_id: str, pairs: Sequence[tuple[str, str]]) -> None:
         self.c.executemany(
