@@ -439,6 +439,8 @@ def test_search_finds_only_the_tenant_s_own_items(
                               limit=10) == []
         assert len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early,
                                   limit=10)) >= 1
+        assert index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
+                                   window=early, limit=10) == []
     a_facts = service.facts(tenant_id=tenant, as_of=t(1))
     b_facts = service.facts(tenant_id=twin, as_of=t(1))
     a_ids = [f.fact_id for f in a_facts]
