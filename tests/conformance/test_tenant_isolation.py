@@ -391,6 +391,24 @@ def test_restored_twins_share_fact_ids_and_still_stay_apart(
     assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
 
 
+def test_sourced_by_follows_only_the_tenant_s_own_timelines(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    """The timelines an episode asserted on are the tenant's: the twin's e1 also speaks
+    of mira.knows, which A's e1 never did (A's knows comes from e2)."""
+    assert isinstance(store, SearchableStore)
+    seed(service, twin, "b", extra=True)
+    seed(service, tenant, "a")
+    service.write_facts(tenant_id=tenant, deltas=[
+        delta("mira", "knows", "e2", LATER, object="zed", object_type="Person")
+    ])
+    sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"],
+                                            known_at=utcnow())
+    assert sorted(f.predicate for f in sourced) == [
+        "city", "holds_account", "nickname", "status", "status"
+    ]
+
+
 @pytest.fixture(scope="module")
 def embedder() -> SentenceEmbedder:
     return default_embedder()
@@ -459,6 +477,7 @@ def test_search_finds_only_the_tenant_s_own_items(
     assert len(sourced) == len({f.version_id for f in sourced}) == 5  # 4 in e1, 1 in e2
     versions = index.timeline_versions(tenant_id=tenant, pairs=[("mira", "status")], known_at=now)
     assert sorted(str(f.value) for f in versions) == ["passport-gold", "passport-silver"]
+    assert index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=between) == {}
     eps = index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
     assert {e.content for e in eps.values()} == {"passport says hello"}
     ents = index.entities_by_id(tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"],
