@@ -18,7 +18,7 @@ from typing import Any, cast
 import pytest
 
 from graph.embeddings import SentenceEmbedder, default_embedder
-from graph.errors import NotFoundError
+from graph.errors import NotFoundError, ValidationError
 from graph.model import Direction, EpisodeCreate, EpisodeStatus, MemoryDelta
 from graph.port import Store
 from graph.queue import (
@@ -389,6 +389,27 @@ def test_restored_twins_share_fact_ids_and_still_stay_apart(
                                      limit=10)
         assert len(hits) == n, (kind, word, hits)
     assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
+
+
+def test_a_fact_cites_and_dates_from_its_own_tenant_s_episodes(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    for eid, at in (("e1", t(-30)), ("only-b", t(-10))):
+        service.add_episode(
+            tenant_id=twin, body=EpisodeCreate(episode_id=eid, content="b", occurred_at=at)
+        )
+    service.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="a", occurred_at=t(0))
+    )
+    with pytest.raises(ValidationError, match="does not exist in this tenant"):
+        service.write_facts(tenant_id=tenant, deltas=[
+            MemoryDelta(subject="mira", predicate="status", value="x", source_episode_id="only-b")
+        ])
+    service.write_facts(tenant_id=tenant, deltas=[
+        MemoryDelta(subject="mira", predicate="status", value="a", source_episode_id="e1")
+    ])
+    history = service.history(tenant_id=tenant, subject="mira", predicate="status")
+    assert [(f.value, f.valid_from) for f in history] == [("a", t(0))]  # A's e1, not B's
 
 
 def test_sourced_by_follows_only_the_tenant_s_own_timelines(
