@@ -412,6 +412,19 @@ def test_a_fact_cites_and_dates_from_its_own_tenant_s_episodes(
     assert [(f.value, f.valid_from) for f in history] == [("a", t(0))]  # A's e1, not B's
 
 
+def test_an_entity_s_type_is_its_own_tenant_s(service: MemoryService, tenant: str,
+                                              twin: str) -> None:
+    for x, kind in ((twin, "Person"), (tenant, "Robot")):
+        service.add_episode(
+            tenant_id=x, body=EpisodeCreate(episode_id="e1", content="x", occurred_at=T0)
+        )
+        service.write_facts(tenant_id=x, deltas=[
+            delta("zed", "status", "e1", T0, value="on", subject_type=kind)
+        ])
+    assert service.store.entity(tenant_id=tenant, entity_id="zed").entity_type == "Robot"
+    assert service.store.entity(tenant_id=twin, entity_id="zed").entity_type == "Person"
+
+
 def test_sourced_by_follows_only_the_tenant_s_own_timelines(
     store: Store, service: MemoryService, tenant: str, twin: str
 ) -> None:
