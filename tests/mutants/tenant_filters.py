@@ -332,6 +332,7 @@ def main() -> int:
     ap.add_argument("--tests", nargs="*", default=TESTS)
     ap.add_argument("--range", default="", metavar="A:B",
                     help="only mutants A to B (1-based, as numbered in the output)")
+    ap.add_argument("--only", default="", metavar="N,M,...", help="only these mutants")
     args = ap.parse_args()
     sites = find(args.store)
     if args.list:
@@ -343,6 +344,9 @@ def main() -> int:
     if args.range:
         a, _, b = args.range.partition(":")
         numbered = [(n, m) for n, m in numbered if int(a or 1) <= n <= int(b or len(numbered))]
+    if args.only:
+        wanted = {int(n) for n in args.only.split(",")}
+        numbered = [(n, m) for n, m in numbered if n in wanted]
     numbered = [(n, m) for n, m in numbered if args.match in m.name]
     todo = [m for _, m in numbered]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
