@@ -496,6 +496,16 @@ def test_search_finds_only_the_tenant_s_own_items(
                                   limit=10)) >= 1
         assert index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
                                    window=early, limit=10) == []
+    # Vector search in the past (another query on Neo4j): A's own fact ids only.
+    def fact_ids(x: str) -> set[str]:
+        preds = ("status", "city", "nickname", "holds_account", "knows")
+        return {f.fact_id for p in preds
+                for f in service.history(tenant_id=x, subject="mira", predicate=p)}
+
+    past = index.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=vec, model=model,
+                               window=Retriever.window(t(1), utcnow()), limit=50)
+    assert past
+    assert {h.item_id for h in past} <= fact_ids(tenant)
     a_facts = service.facts(tenant_id=tenant, as_of=t(1))
     b_facts = service.facts(tenant_id=twin, as_of=t(1))
     a_ids = [f.fact_id for f in a_facts]
