@@ -434,7 +434,8 @@ def test_sourced_by_follows_only_the_tenant_s_own_timelines(
     seed(service, twin, "b", extra=True)
     seed(service, tenant, "a")
     service.write_facts(tenant_id=tenant, deltas=[
-        delta("mira", "knows", "e2", LATER, object="zed", object_type="Person")
+        # the twin's very timeline (a relation's timeline is keyed by its object too)
+        delta("mira", "knows", "e2", LATER, object="b-only", object_type="Person")
     ])
     sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"],
                                             known_at=utcnow())
