@@ -170,6 +170,16 @@ def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant:
     service.store.purge_tenant(tenant_id=tenant)
     assert service.facts(tenant_id=tenant) == []
     assert snapshot(service, twin) == before
+    # The twin's own ledger entries and mentions of e2 are intact: deleting its e1 re-folds
+    # the status timeline from them, and e2 still mentions mira.
+    index = service.store.search if isinstance(service.store, SearchableStore) else None
+    assert index is not None
+    assert index.mentions_of(tenant_id=twin, episode_ids=["e2"]) == [("e2", "mira")]
+    service.delete_episode(tenant_id=twin, episode_id="e1")
+    assert [(f.value, f.valid_from, f.valid_to) for f in
+            service.history(tenant_id=twin, subject="mira", predicate="status")] == [
+        ("b-silver", LATER, None)
+    ]
 
 
 # Queued for a time no other worker reaches: workers of other tests share the test Neo4j
