@@ -18,7 +18,7 @@ from typing import Any, cast
 import pytest
 
 from graph.embeddings import SentenceEmbedder, default_embedder
-from graph.errors import NotFoundError
+from graph.errors import NotFoundError, ValidationError
 from graph.model import Direction, EpisodeCreate, EpisodeStatus, MemoryDelta
 from graph.port import Store
 from graph.queue import (
@@ -170,6 +170,16 @@ def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant:
     service.store.purge_tenant(tenant_id=tenant)
     assert service.facts(tenant_id=tenant) == []
     assert snapshot(service, twin) == before
+    # The twin's own ledger entries and mentions of e2 are intact: deleting its e1 re-folds
+    # the status timeline from them, and e2 still mentions mira.
+    index = service.store.search if isinstance(service.store, SearchableStore) else None
+    assert index is not None
+    assert index.mentions_of(tenant_id=twin, episode_ids=["e2"]) == [("e2", "mira")]
+    service.delete_episode(tenant_id=twin, episode_id="e1")
+    assert [(f.value, f.valid_from, f.valid_to) for f in
+            service.history(tenant_id=twin, subject="mira", predicate="status")] == [
+        ("b-silver", LATER, None)
+    ]
 
 
 # Queued for a time no other worker reaches: workers of other tests share the test Neo4j
@@ -391,6 +401,59 @@ def test_restored_twins_share_fact_ids_and_still_stay_apart(
     assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
 
 
+def test_a_fact_cites_and_dates_from_its_own_tenant_s_episodes(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    for eid, at in (("e1", t(-30)), ("only-b", t(-10))):
+        service.add_episode(
+            tenant_id=twin, body=EpisodeCreate(episode_id=eid, content="b", occurred_at=at)
+        )
+    service.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="a", occurred_at=t(0))
+    )
+    with pytest.raises(ValidationError, match="does not exist in this tenant"):
+        service.write_facts(tenant_id=tenant, deltas=[
+            MemoryDelta(subject="mira", predicate="status", value="x", source_episode_id="only-b")
+        ])
+    service.write_facts(tenant_id=tenant, deltas=[
+        MemoryDelta(subject="mira", predicate="status", value="a", source_episode_id="e1")
+    ])
+    history = service.history(tenant_id=tenant, subject="mira", predicate="status")
+    assert [(f.value, f.valid_from) for f in history] == [("a", t(0))]  # A's e1, not B's
+
+
+def test_an_entity_s_type_is_its_own_tenant_s(service: MemoryService, tenant: str,
+                                              twin: str) -> None:
+    for x, kind in ((twin, "Person"), (tenant, "Robot")):
+        service.add_episode(
+            tenant_id=x, body=EpisodeCreate(episode_id="e1", content="x", occurred_at=T0)
+        )
+        service.write_facts(tenant_id=x, deltas=[
+            delta("zed", "status", "e1", T0, value="on", subject_type=kind)
+        ])
+    assert service.store.entity(tenant_id=tenant, entity_id="zed").entity_type == "Robot"
+    assert service.store.entity(tenant_id=twin, entity_id="zed").entity_type == "Person"
+
+
+def test_sourced_by_follows_only_the_tenant_s_own_timelines(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    """The timelines an episode asserted on are the tenant's: the twin's e1 also speaks
+    of mira.knows, which A's e1 never did (A's knows comes from e2)."""
+    assert isinstance(store, SearchableStore)
+    seed(service, twin, "b", extra=True)
+    seed(service, tenant, "a")
+    service.write_facts(tenant_id=tenant, deltas=[
+        # the twin's very timeline (a relation's timeline is keyed by its object too)
+        delta("mira", "knows", "e2", LATER, object="b-only", object_type="Person")
+    ])
+    sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"],
+                                            known_at=utcnow())
+    assert sorted(f.predicate for f in sourced) == [
+        "city", "holds_account", "nickname", "status", "status"
+    ]
+
+
 @pytest.fixture(scope="module")
 def embedder() -> SentenceEmbedder:
     return default_embedder()
@@ -403,6 +466,7 @@ def test_search_finds_only_the_tenant_s_own_items(
     index = store.search
     model = embedder.name
     seed(service, twin, "quokka", extra=True)
+    between = utcnow()  # after everything of the twin, before anything of A
     seed(service, tenant, "passport")
 
     def pending(x: str) -> int:
@@ -411,6 +475,11 @@ def test_search_finds_only_the_tenant_s_own_items(
     # Indexers of other tests may embed these items meanwhile (they serve every tenant
     # of the shared test Neo4j): counts can only fall, never exceed what was pending.
     a_pending, b_pending = pending(tenant), pending(twin)
+    # The index lag of A dates from A's first write, not from the twin's same ids.
+    first = service.get_episode(tenant_id=tenant, episode_id="e1").recorded_at
+    for p in index.pending(model=model):
+        if p.tenant_id == tenant and p.oldest is not None:
+            assert p.oldest >= first, p
     # An indexing pass of A embeds A's items, all of them, and only them.
     assert index.index_pending(tenant_id=tenant, embedder=embedder) <= a_pending
     assert pending(tenant) == 0
@@ -429,16 +498,25 @@ def test_search_finds_only_the_tenant_s_own_items(
         ids = {h.item_id for h in near}
         assert len(ids) == len(near)  # the twin's same ids would come twice
     # Between the twin's writes and A's: A had nothing yet, though the twin's same ids did.
-    a_e1 = service.get_episode(tenant_id=tenant, episode_id="e1")
-    b_e1 = service.get_episode(tenant_id=twin, episode_id="e1")
-    between = b_e1.recorded_at + (a_e1.recorded_at - b_e1.recorded_at) / 2
-    assert b_e1.recorded_at < between < a_e1.recorded_at
+    assert service.get_episode(tenant_id=tenant, episode_id="e1").recorded_at > between
     early = Retriever.window(t(1), between)
     for kind, word in ((ItemKind.EPISODE, "hello"), (ItemKind.ENTITY, "mira")):
         assert index.fulltext(tenant_id=tenant, kind=kind, terms=[word], window=early,
                               limit=10) == []
         assert len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early,
                                   limit=10)) >= 1
+        assert index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
+                                   window=early, limit=10) == []
+    # Vector search in the past (another query on Neo4j): A's own fact ids only.
+    def fact_ids(x: str) -> set[str]:
+        preds = ("status", "city", "nickname", "holds_account", "knows")
+        return {f.fact_id for p in preds
+                for f in service.history(tenant_id=x, subject="mira", predicate=p)}
+
+    past = index.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=vec, model=model,
+                               window=Retriever.window(t(1), utcnow()), limit=50)
+    assert past
+    assert {h.item_id for h in past} <= fact_ids(tenant)
     a_facts = service.facts(tenant_id=tenant, as_of=t(1))
     b_facts = service.facts(tenant_id=twin, as_of=t(1))
     a_ids = [f.fact_id for f in a_facts]
@@ -454,6 +532,7 @@ def test_search_finds_only_the_tenant_s_own_items(
     assert len(sourced) == len({f.version_id for f in sourced}) == 5  # 4 in e1, 1 in e2
     versions = index.timeline_versions(tenant_id=tenant, pairs=[("mira", "status")], known_at=now)
     assert sorted(str(f.value) for f in versions) == ["passport-gold", "passport-silver"]
+    assert index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=between) == {}
     eps = index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
     assert {e.content for e in eps.values()} == {"passport says hello"}
     ents = index.entities_by_id(tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"],

@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -310,17 +310,23 @@ def run_tests(env: dict[str, str], cwd: Path, marker: str, tests: list[str]) -> 
     return passed, next((ln for ln in reversed(lines) if ln.strip()), "")
 
 
-def private_neo4j(state: Path, env: dict[str, str]) -> str:
-    """Start a Neo4j of our own (stopped at exit); its bolt URI."""
-    import atexit
-
+def private_neo4j(state: Path, env: dict[str, str]) -> tuple[str, Callable[[], None]]:
+    """Start a Neo4j of our own; its bolt URI and the function that stops it (to call
+    before ``state`` is removed: the launcher finds the server by its pid file there)."""
     launcher = ROOT / "tools" / "neo4j" / "neo4j.sh"
     penv = {**env, "SGAM_NEO4J_STATE_DIR": str(state)}
-    atexit.register(lambda: subprocess.run(["bash", str(launcher), "down"], env=penv,
-                                           check=False, capture_output=True))
-    out = subprocess.run(["bash", str(launcher), "up"], env=penv, capture_output=True,
-                         text=True, check=True, timeout=1200)
-    return out.stdout.strip().splitlines()[-1]
+
+    def down() -> None:
+        subprocess.run(["bash", str(launcher), "down"], env=penv, check=False,
+                       capture_output=True, timeout=300)
+
+    try:
+        out = subprocess.run(["bash", str(launcher), "up"], env=penv, capture_output=True,
+                             text=True, check=True, timeout=1200)
+    except BaseException:
+        down()
+        raise
+    return out.stdout.strip().splitlines()[-1], down
 
 
 def main() -> int:
@@ -332,6 +338,7 @@ def main() -> int:
     ap.add_argument("--tests", nargs="*", default=TESTS)
     ap.add_argument("--range", default="", metavar="A:B",
                     help="only mutants A to B (1-based, as numbered in the output)")
+    ap.add_argument("--only", default="", metavar="N,M,...", help="only these mutants")
     args = ap.parse_args()
     sites = find(args.store)
     if args.list:
@@ -343,11 +350,16 @@ def main() -> int:
     if args.range:
         a, _, b = args.range.partition(":")
         numbered = [(n, m) for n, m in numbered if int(a or 1) <= n <= int(b or len(numbered))]
+    if args.only:
+        wanted = {int(n) for n in args.only.split(",")}
+        numbered = [(n, m) for n, m in numbered if n in wanted]
     numbered = [(n, m) for n, m in numbered if args.match in m.name]
     todo = [m for _, m in numbered]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    with tempfile.TemporaryDirectory(prefix="sgam-mutants-") as tmp:
-        work = Path(tmp)
+    # The Neo4j's stop is registered after the temporary dir: it runs first, while the
+    # launcher's pid file is still there.
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sgam-mutants-")))
         if args.store == "sqlite":
             files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
                                    capture_output=True, text=True, check=True).stdout.split()
@@ -359,7 +371,8 @@ def main() -> int:
             cwd, marker, fragments = work, SQLITE_ONLY, None
         else:
             if not env.get("NEO4J_URI"):
-                env["NEO4J_URI"] = private_neo4j(work / "neo4j", env)
+                env["NEO4J_URI"], down = private_neo4j(work / "neo4j", env)
+                stack.callback(down)
             shutil.copytree(ROOT / "cypher", work / "cypher")
             env["SGAM_CYPHER_DIR"] = str(work / "cypher")
             env["PYTHONPATH"] = str(ROOT)
