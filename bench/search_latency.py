@@ -1,24 +1,39 @@
-"""Search latency at 10k and 100k facts, embedding throughput, expansion cost by depth.
+"""Search and lookup latency at 10k, 100k and 1M facts, load time, peak memory, embedding
+throughput, expansion cost by depth.
 
 A tenant of synthetic people (ten facts each: eight literal attributes, two relations;
 one in five timelines has a superseded version) is written once through the service and
 kept (SQLite: .sgam/bench/latency-<N>.db; Neo4j: tenant lat-<N>, reused when present).
 Then, per run, 50 questions are searched (the full pipeline, limit 10) and p50/p95
 reported; the figures are the median of --runs runs. Timings include the query's
-embedding. Run from the repository root:
+embedding. Single-timeline lookups (``MemoryService.facts(subject=, predicate=)``, the
+current value) are timed the same way (p50/p99), beside the store's ``ping`` (one trivial
+round trip) as a baseline for the machine's load at the time. Run from the repository root:
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 10000
     HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 100000
     HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 10000 --store bolt://...
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 1000000 \
+        --synthetic-vectors --server-pid "$(cat .sgam/neo4j/pid)" --store bolt://...
+
+``--synthetic-vectors`` stores a pseudo-random unit vector per item (derived from its text,
+under the real model's name) instead of running the model over every item: at 1M facts
+(1.24M items) the model would take about an hour here. Queries are still embedded by the
+real model, so the vector indexes do the same work; only the relevance of vector hits is
+meaningless. ``--server-pid`` names the Neo4j server process whose peak RSS (VmHWM) is
+reported; the SQLite store runs inside this process, whose peak RSS is always reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import statistics
 import sys
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,7 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graph.embeddings import default_embedder  # noqa: E402
+import numpy as np  # noqa: E402
+
+from graph.embeddings import Embedder, Vectors, default_embedder  # noqa: E402
 from graph.model import EpisodeCreate, MemoryDelta  # noqa: E402
 from graph.retrieval import ItemKind, Retriever, SearchableStore  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
@@ -95,6 +112,8 @@ def build(service: MemoryService, tenant: str, facts: int, seed: int = 3) -> Non
                                  object_type="Company", valid_from=at, source_episode_id=ep))
         if len(batch) >= 500:
             flush()
+        if p % 10_000 == 9_999:
+            print(f"  {p + 1} people, {time.perf_counter() - t0:.0f}s", flush=True)
     flush()
     # One timeline in five gets a later value: superseded versions the window must skip.
     for p in range(0, people, 5):
@@ -108,14 +127,75 @@ def build(service: MemoryService, tenant: str, facts: int, seed: int = 3) -> Non
         if len(batch) >= 500:
             flush()
     flush()
-    print(f"wrote {facts} facts for {people} people in {time.perf_counter() - t0:.0f}s")
+    took = time.perf_counter() - t0
+    print(f"wrote {facts} facts for {people} people in {took:.0f}s ({facts / took:.0f} facts/s, "
+          f"episodes included)", flush=True)
+
+
+class SyntheticEmbedder:
+    """Unit vectors derived from each text's CRC, under another model's name: indexes do
+    the same work as with real vectors, at a fraction of the model's cost."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self._name, self._dim = name, dim
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        out = np.empty((len(texts), self._dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i] = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self._dim)
+        out /= np.linalg.norm(out, axis=1, keepdims=True)
+        return out
+
+
+class CachedQueries:
+    """The real model, each query embedded once: searches timed without the model's share
+    (reported on its own row), which a busy machine inflates most."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.cache: dict[tuple[str, ...], Vectors] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        key = tuple(texts)
+        if key not in self.cache:
+            self.cache[key] = self.inner.encode(texts)
+        return self.cache[key]
+
+
+def peak_rss_mib(pid: int | None = None) -> float:
+    """Peak resident set of a process (VmHWM), or of this one."""
+    if pid is None:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise ValueError(f"no VmHWM for process {pid}")
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    xs = sorted(samples)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] * 1000
 
 
 def percentiles(samples: Sequence[float]) -> tuple[float, float]:
-    xs = sorted(samples)
-    p50 = statistics.median(xs)
-    p95 = xs[min(len(xs) - 1, round(0.95 * (len(xs) - 1)))]
-    return p50 * 1000, p95 * 1000
+    return statistics.median(samples) * 1000, percentile(samples, 0.95)
 
 
 def timed(fn: Callable[[], object], n: int) -> list[float]:
@@ -133,6 +213,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--store", default=None, help="default: sqlite under .sgam/bench")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--lookups", type=int, default=500, help="single-timeline lookups a run")
+    ap.add_argument("--synthetic-vectors", action="store_true",
+                    help="index pseudo-random vectors instead of running the model")
+    ap.add_argument("--server-pid", type=int, default=None,
+                    help="the Neo4j server's pid, to report its peak RSS")
+    ap.add_argument("--load-only", action="store_true", help="write and index, then stop")
+    ap.add_argument("--no-depths", action="store_true", help="skip expansion depths 0, 2, 3")
     args = ap.parse_args(argv)
 
     url = args.store or f"sqlite:///{ROOT}/.sgam/bench/latency-{args.facts}.db"
@@ -140,15 +227,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert isinstance(store, SearchableStore)
     tenant = f"lat-{args.facts}"
     service = MemoryService(store)
+    print(f"load average {os.getloadavg()[0]:.1f} at start", flush=True)
     if store.get_episode(tenant_id=tenant, episode_id="ep-0") is None:
         build(service, tenant, args.facts)
     embedder = default_embedder()
     retriever = Retriever(store, embedder=embedder)
     t = time.perf_counter()
-    n = retriever.ensure_indexed(tenant)
+    if args.synthetic_vectors:
+        fake = SyntheticEmbedder(embedder.name, embedder.dim)
+        n = store.search.index_pending(tenant_id=tenant, embedder=fake, batch_size=2048)
+    else:
+        n = retriever.ensure_indexed(tenant)
     if n:
         took = time.perf_counter() - t
-        print(f"embedded {n} items in {took:.0f}s ({n / took:.0f}/s)")
+        kind = "synthetic vectors for" if args.synthetic_vectors else "embedded"
+        print(f"{kind} {n} items in {took:.0f}s ({n / took:.0f}/s)", flush=True)
+    if args.load_only:
+        store.close()
+        return 0
 
     rng = random.Random(11)
     people = args.facts // 10
@@ -173,7 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[tuple[str, float, float]] = []
     rows.append(("search (full pipeline, depth 1)", *run(
         lambda q: retriever.search(tenant_id=tenant, query=q))))
-    for depth in (0, 2, 3):
+    cached = Retriever(store, embedder=CachedQueries(embedder))
+    rows.append(("search, query embedding cached", *run(
+        lambda q: cached.search(tenant_id=tenant, query=q))))
+    for depth in () if args.no_depths else (0, 2, 3):
         rows.append((f"search, expansion depth {depth}", *run(
             lambda q, d=depth: retriever.search(tenant_id=tenant, query=q, depth=d))))
     rows.append(("fulltext only (3 kinds)", *run(lambda q: [
@@ -190,6 +289,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|")
     for name, a, b in rows:
         print(f"| {name} | {a:.1f} | {b:.1f} |")
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+    # Single-timeline lookups: one person's current value of one attribute, beside a ping.
+    now = datetime.now(UTC)
+
+    def lookup() -> object:
+        p = rng.randrange(people)
+        return service.facts(tenant_id=tenant, subject=f"person-{p}",
+                             predicate=LITERALS[p % len(LITERALS)], as_of=now)
+
+    assert len(service.facts(tenant_id=tenant, subject="person-1", predicate="car")) == 1
+    lrows: list[tuple[str, float, float]] = []
+    for name, fn in (("single-timeline lookup", lookup), ("ping (baseline)", store.ping)):
+        timed(fn, 50)  # warm
+        p50s, p99s = [], []
+        for _ in range(args.runs):
+            samples = timed(fn, args.lookups)
+            p50s.append(statistics.median(samples) * 1000)
+            p99s.append(percentile(samples, 0.99))
+        lrows.append((name, statistics.median(p50s), statistics.median(p99s)))
+    print("| operation | p50 ms | p99 ms |")
+    print("|---|---|---|")
+    for name, a, b in lrows:
+        print(f"| {name} | {a:.2f} | {b:.2f} |")
+    print(f"load average {os.getloadavg()[0]:.1f}; peak RSS: this process "
+          f"{peak_rss_mib():.0f} MiB", end="")
+    if args.server_pid:
+        print(f", Neo4j server {peak_rss_mib(args.server_pid):.0f} MiB", end="")
+    print(flush=True)
     texts = [f"person {i} lives in {CITIES[i % 8]} and drives a {CARS[i % 8]}" for i in range(2000)]
     rates = [len(texts) / s for s in timed(lambda: embedder.encode(texts), 3)]
     print(f"embedding throughput: {statistics.median(rates):.0f} fact sentences/s "

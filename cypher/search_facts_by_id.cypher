@@ -7,4 +7,6 @@ MATCH ()-[r:FACT]->()
 WHERE r.fact_id = id AND r.tenant_id = $tenant_id
   AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
+RETURN
 // include: fact_fields
+AS fact

@@ -9,4 +9,6 @@ WITH DISTINCT a.timeline_key AS key
 MATCH ()-[r:FACT]->()
 WHERE r.tenant_id = $tenant_id AND r.timeline_key = key
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
+RETURN
 // include: fact_fields
+AS fact

@@ -11,4 +11,6 @@ WHERE r.tenant_id = $tenant_id
 WITH DISTINCT r
 ORDER BY r.valid_from DESC, r.fact_id
 LIMIT $limit
+RETURN
 // include: fact_fields
+AS fact

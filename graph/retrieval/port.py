@@ -9,15 +9,17 @@ recorded by ``known_at``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
 from graph.port import Store
+
+T = TypeVar("T")
 
 
 class ItemKind(StrEnum):
@@ -139,6 +141,59 @@ class SearchPort(Protocol):
 
 
 @runtime_checkable
+class GatheredReads(SearchPort, Protocol):
+    """A view of a search index for one search, inside one read transaction: told up front
+    what a search will read, it fetches it in one query per stage and answers the
+    :class:`SearchPort` calls that follow from what it fetched. A call it did not foresee
+    (other arguments) is read from the store as usual, in the same transaction; either way
+    every answer is exactly the store's."""
+
+    def prefetch_candidates(
+        self,
+        *,
+        tenant_id: str,
+        terms: Sequence[str],
+        vector: Vectors | None,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> None:
+        """Fetch what ``fulltext`` and ``vector_search`` will be asked for every kind."""
+
+    def prefetch_expansion(
+        self,
+        *,
+        tenant_id: str,
+        window: Window,
+        fact_ids: Sequence[str],
+        top_fact_ids: Sequence[str],
+        seed_ids: Sequence[str],
+        entity_ids: Sequence[str],
+        episode_ids: Sequence[str],
+        context_ids: Sequence[str],
+        hop: bool,
+        max_facts: int,
+        max_mentions: int,
+        radius: int,
+    ) -> None:
+        """Fetch the expansion around the candidates and everything it names: the
+        candidates' facts (``fact_ids``), one hop of ``facts_touching`` from the seeds and
+        the endpoints of the visible ``top_fact_ids`` (when ``hop``), the seeds'
+        ``mentioning`` episodes, ``mentions_of`` the candidate episodes, the
+        ``session_neighbors`` of ``context_ids``, and the episodes and entities named by
+        all of these."""
+
+
+@runtime_checkable
+class GatheringPort(Protocol):
+    """A search index that can run one search's reads in a couple of round trips."""
+
+    def gather(self, work: Callable[[GatheredReads], T]) -> T:
+        """Run ``work`` over a :class:`GatheredReads` view, in one read transaction (which
+        may be run again whole after a transient failure)."""
+
+
+@runtime_checkable
 class SearchableStore(Store, Protocol):
     """A store that can also search: what :class:`graph.retrieval.Retriever` works on."""
 
@@ -147,4 +202,13 @@ class SearchableStore(Store, Protocol):
         """The store's search index, over the store's connection."""
 
 
-__all__ = ["Hit", "ItemKind", "Pending", "SearchPort", "SearchableStore", "Window"]
+__all__ = [
+    "GatheredReads",
+    "GatheringPort",
+    "Hit",
+    "ItemKind",
+    "Pending",
+    "SearchPort",
+    "SearchableStore",
+    "Window",
+]

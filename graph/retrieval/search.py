@@ -27,7 +27,15 @@ from graph.embeddings import Embedder, EmbeddingUnavailableError, Vectors, defau
 from graph.errors import invalid
 from graph.model import Entity, Episode, Fact
 from graph.retrieval import rank
-from graph.retrieval.port import Hit, ItemKind, SearchableStore, Window
+from graph.retrieval.port import (
+    GatheredReads,
+    GatheringPort,
+    Hit,
+    ItemKind,
+    SearchableStore,
+    SearchPort,
+    Window,
+)
 from graph.retrieval.rank import Node, RankConfig
 from graph.retrieval.stale import stale_episodes
 from graph.retrieval.text import terms
@@ -148,8 +156,12 @@ class Retriever:
         *,
         embedder: Embedder | None = None,
         config: RankConfig | None = None,
+        gather: bool = True,
     ) -> None:
         self.store = store
+        # A store that can gather (Neo4j) answers a search's reads in two queries, inside
+        # one read transaction; gather=False reads call by call (to compare, in tests).
+        self.gather = gather
         self.search_index = store.search
         self.embedder: Embedder = embedder or default_embedder()
         self.config = config or RankConfig()
@@ -179,8 +191,10 @@ class Retriever:
         kinds: Iterable[ItemKind],
         vector: Vectors | None = None,
         limit: int | None = None,
+        index: SearchPort | None = None,
     ) -> Candidates:
         n = limit or self.config.candidates
+        index = index or self.search_index
         words = terms(query)
         qvec = vector
         out = Candidates()
@@ -189,13 +203,22 @@ class Retriever:
                 qvec = self.embed_query(query)
             except EmbeddingUnavailableError:
                 out.degraded = ("vector",)  # fulltext and the graph still answer
+        if isinstance(index, GatheredReads):
+            index.prefetch_candidates(
+                tenant_id=tenant_id,
+                terms=words,
+                vector=qvec,
+                model=self.embedder.name,
+                window=window,
+                limit=n,
+            )
         for kind in kinds:
-            out.bm25[kind] = self.search_index.fulltext(
+            out.bm25[kind] = index.fulltext(
                 tenant_id=tenant_id, kind=kind, terms=words, window=window, limit=n
             )
             if qvec is None:
                 continue
-            out.vector[kind] = self.search_index.vector_search(
+            out.vector[kind] = index.vector_search(
                 tenant_id=tenant_id,
                 kind=kind,
                 vector=qvec,
@@ -226,15 +249,32 @@ class Retriever:
         cands: Candidates,
         fused: dict[Node, float],
         depth: int,
+        index: SearchPort | None = None,
     ) -> Subgraph:
         cfg = self.config
-        index = self.search_index
+        index = index or self.search_index
         g: nx.Graph = nx.Graph()
         seeds = self.seeds(cands, fused)
         g.add_nodes_from(seeds)
 
         ranked = sorted(fused, key=lambda n: (-fused[n], n))
         fact_ids = [i for k, i in ranked if k == ItemKind.FACT]
+        if isinstance(index, GatheredReads):  # what the rest of this method will read
+            candidate_episodes = [i for k, i in ranked if k == ItemKind.EPISODE]
+            index.prefetch_expansion(
+                tenant_id=tenant_id,
+                window=window,
+                fact_ids=fact_ids,
+                top_fact_ids=fact_ids[:5],
+                seed_ids=[i for _, i in seeds],
+                entity_ids=[i for k, i in ranked if k == ItemKind.ENTITY],
+                episode_ids=candidate_episodes,
+                context_ids=candidate_episodes[: cfg.context_episodes],
+                hop=depth >= 1,
+                max_facts=cfg.max_expanded_facts,
+                max_mentions=cfg.max_mentions,
+                radius=cfg.context_radius,
+            )
         facts = index.facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
 
         def add_fact(f: Fact) -> None:
@@ -398,25 +438,35 @@ class Retriever:
         window = self.window(as_of, known_at)
         # Entities are always looked up: they are where expansion starts.
         kinds = sorted(set(scopes) | {ItemKind.ENTITY})
-        cands = self.candidates(
-            tenant_id=tenant_id,
-            query=query,
-            window=window,
-            kinds=kinds,
-            limit=max(self.config.candidates, 2 * limit),
-        )
-        fused = cands.fused(k=self.config.rrf_k)
-        relevance = cands.relevance(bm25_share=self.config.bm25_share)
-        sub = self.expand(
-            tenant_id=tenant_id,
-            window=window,
-            cands=cands,
-            fused=fused,
-            depth=self.config.depth if depth is None else depth,
-        )
-        scores = self.score(sub, fused, relevance)
-        results = self._select(tenant_id, window, sub, scores, set(scopes), filters, limit)
-        return SearchAnswer(results=results, degraded=cands.degraded)
+
+        def run(index: SearchPort) -> SearchAnswer:
+            cands = self.candidates(
+                tenant_id=tenant_id,
+                query=query,
+                window=window,
+                kinds=kinds,
+                limit=max(self.config.candidates, 2 * limit),
+                index=index,
+            )
+            fused = cands.fused(k=self.config.rrf_k)
+            relevance = cands.relevance(bm25_share=self.config.bm25_share)
+            sub = self.expand(
+                tenant_id=tenant_id,
+                window=window,
+                cands=cands,
+                fused=fused,
+                depth=self.config.depth if depth is None else depth,
+                index=index,
+            )
+            scores = self.score(sub, fused, relevance)
+            results = self._select(
+                tenant_id, window, sub, scores, set(scopes), filters, limit, index=index
+            )
+            return SearchAnswer(results=results, degraded=cands.degraded)
+
+        if self.gather and isinstance(self.search_index, GatheringPort):
+            return self.search_index.gather(run)
+        return run(self.search_index)
 
     def _select(
         self,
@@ -427,6 +477,8 @@ class Retriever:
         scopes: set[ItemKind],
         filters: SearchFilters | None,
         limit: int,
+        *,
+        index: SearchPort,
     ) -> list[SearchResult]:
         f = filters or SearchFilters()
         order = sorted(
@@ -458,7 +510,7 @@ class Retriever:
                     if not batch:
                         continue  # past MAX_STALE: not returned unchecked
                     stale |= stale_episodes(
-                        self.search_index,
+                        index,
                         tenant_id=tenant_id,
                         window=window,
                         episodes=batch,
@@ -468,10 +520,16 @@ class Retriever:
                 if n[1] in stale:
                     continue
             picked.append(n)
-        return [self._result(tenant_id, window, sub, n, scores[n]) for n in picked]
+        return [self._result(tenant_id, window, sub, n, scores[n], index) for n in picked]
 
     def _result(
-        self, tenant_id: str, window: Window, sub: Subgraph, n: Node, score: float
+        self,
+        tenant_id: str,
+        window: Window,
+        sub: Subgraph,
+        n: Node,
+        score: float,
+        index: SearchPort,
     ) -> SearchResult:
         kind, item_id = n
         item: Fact | Entity | Episode
@@ -487,7 +545,7 @@ class Retriever:
             item = sub.entities[item_id]
             sources = sub.mentions.get(item_id) or [
                 ep
-                for ep, _ in self.search_index.mentioning(
+                for ep, _ in index.mentioning(
                     tenant_id=tenant_id, entity_ids=[item_id], known_at=window.known_at, limit=5
                 )
             ]

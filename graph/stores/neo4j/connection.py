@@ -28,14 +28,15 @@ consistent even when the read goes to a secondary that has not caught up yet (it
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
-from neo4j import Driver, GraphDatabase, RoutingControl, Transaction
+from neo4j import Driver, GraphDatabase, ManagedTransaction, RoutingControl, Transaction
 from neo4j.exceptions import (
     AuthError,
     ClientError,
@@ -59,6 +60,7 @@ MANAGED_RETRY_SECONDS = 5.0
 DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 
 Row = dict[str, Any]
+T = TypeVar("T")
 
 
 def auth_from_env() -> tuple[str, str] | None:
@@ -176,13 +178,23 @@ class Neo4jConnection:
     # -- the one place that runs queries ---------------------------------------------------
     @traced("store.query", args={"name": "db.operation.name"}, attrs={"db.system": "neo4j"})
     def run(
-        self, name: str, params: Mapping[str, Any], *, tx: Transaction | None = None
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        *,
+        tx: Transaction | ManagedTransaction | None = None,
     ) -> list[Row]:
         """Run one template: inside ``tx`` when given, else as its own managed transaction
-        (routed READ or WRITE by the template's mode; the driver retries transient errors)."""
+        (routed READ or WRITE by the template's mode; the driver retries transient errors).
+        Inside a managed read (:meth:`read`) driver errors are left to the driver, which
+        retries the whole work on a retryable one; :meth:`read` translates the rest."""
         t = self._template(name, params)
         rows: list[Row] = []
-        with self.translated(in_transaction=tx is not None):
+        managed = isinstance(tx, ManagedTransaction)
+        if managed and t.mode != "read":
+            raise TemplateError(f"{name} writes; it cannot run in a read transaction")
+        errors = self.translated(in_transaction=tx is not None)
+        with contextlib.nullcontext() if managed else errors:
             for statement, names in zip(t.statements, t.statement_params, strict=True):
                 used = {k: params[k] for k in names}
                 if tx is not None:
@@ -196,6 +208,21 @@ class Neo4jConnection:
                     )
                     rows = [r.data() for r in records]
         return rows
+
+    def read(self, work: Callable[[ManagedTransaction], T]) -> T:
+        """Run ``work`` as one managed READ transaction (routed to a reader of a cluster,
+        after every write of this process, run again whole on a transient error): several
+        templates on one snapshot, for the price of one transaction."""
+        with self.translated():
+            session = self.driver.session(
+                database=self.database,
+                default_access_mode=neo4j.READ_ACCESS,
+                bookmark_manager=self.driver.execute_query_bookmark_manager,
+            )
+            try:
+                return session.execute_read(work)
+            finally:
+                session.close()
 
     @contextmanager
     def transaction(self) -> Iterator[Transaction]:

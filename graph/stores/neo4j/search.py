@@ -26,13 +26,15 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+from neo4j import ManagedTransaction
 
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
-from graph.retrieval.port import Hit, ItemKind, Pending, Window
+from graph.retrieval.port import GatheredReads, Hit, ItemKind, Pending, Window
 from graph.retrieval.text import lucene_scoped
 from graph.stores.neo4j.codec import (
     Row,
@@ -53,6 +55,7 @@ _FETCH_GROWTH = 4
 _MAX_FETCH = 4096  # rows of one tenant read from one index call at most
 _BACKFILL_BATCH = 10_000
 _setup_lock = threading.Lock()
+T = TypeVar("T")
 
 _FULLTEXT = {
     ItemKind.FACT: "search.fulltext_facts",
@@ -108,6 +111,7 @@ class Neo4jSearch:
         # Per model: nothing recorded before it waits for a vector (see pending()).
         self._pending_low: dict[str, datetime] = {}
         self._pending_ready = False
+        self._tx: ManagedTransaction | None = None  # set on a gathered view only
 
     def init(self) -> None:
         """Create the read path's extra indexes, and migrate fulltext and vector indexes
@@ -141,7 +145,15 @@ class Neo4jSearch:
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
             self.init()
-        return self.conn.run(name, params)
+        return self.conn.run(name, params, tx=self._tx)
+
+    def gather(self, work: Callable[[GatheredReads], T]) -> T:
+        """Run one search's reads in one read transaction, through a view that fetches the
+        candidates in one query and the expansion with its loads in another
+        (:class:`_Gathered`)."""
+        if not self._ready:
+            self.init()
+        return self.conn.read(lambda tx: work(_Gathered(self, tx)))
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(
@@ -234,19 +246,11 @@ class Neo4jSearch:
     ) -> list[Hit]:
         """Run an index query with a growing ``fetch`` until ``limit`` visible items are
         found or the index has nothing more; keep each item's best score."""
-        fetch = max(limit * _FETCH_GROWTH, 64)
+        fetch = _first_fetch(limit)
         while True:
-            rows = self._s(name, {**params, "fetch": fetch})
-            best: dict[str, float] = {}
-            for r in rows:
-                if r["ok"]:
-                    # Neo4j's cosine score is (1 + cos) / 2; search compares cosines.
-                    s = 2.0 * float(r["score"]) - 1.0 if cosine else float(r["score"])
-                    if s > best.get(r["item_id"], float("-inf")):
-                        best[r["item_id"]] = s
-            if len(best) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
-                ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
-                return [Hit(i, s) for i, s in ranked[:limit]]
+            hits = _hits(self._s(name, {**params, "fetch": fetch}), fetch, limit, cosine=cosine)
+            if hits is not None:
+                return hits
             fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
 
     def fulltext(
@@ -254,9 +258,8 @@ class Neo4jSearch:
     ) -> list[Hit]:
         if not terms:
             return []
-        field = "scope_current" if kind == ItemKind.FACT and window.latest else "scope"
         params: dict[str, Any] = {
-            "query": lucene_scoped(field, scope_token(tenant_id), _TEXT_FIELDS[kind], terms),
+            "query": _lucene(tenant_id, kind, terms, window),
             "tenant_id": tenant_id,
             "known_at": utc(window.known_at),
         }
@@ -394,6 +397,274 @@ class Neo4jSearch:
              "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
+
+
+def _first_fetch(limit: int) -> int:
+    return max(limit * _FETCH_GROWTH, 64)
+
+
+def _hits(rows: Sequence[Row], fetch: int, limit: int, *, cosine: bool) -> list[Hit] | None:
+    """The best ``limit`` visible items of one index query's rows, each at its best score;
+    None when too few were visible and a larger fetch could find more."""
+    best: dict[str, float] = {}
+    for r in rows:
+        if r["ok"]:
+            # Neo4j's cosine score is (1 + cos) / 2; search compares cosines.
+            s = 2.0 * float(r["score"]) - 1.0 if cosine else float(r["score"])
+            if s > best.get(r["item_id"], float("-inf")):
+                best[r["item_id"]] = s
+    if len(best) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [Hit(i, s) for i, s in ranked[:limit]]
+    return None
+
+
+def _lucene(tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window) -> str:
+    field = "scope_current" if kind == ItemKind.FACT and window.latest else "scope"
+    return lucene_scoped(field, scope_token(tenant_id), _TEXT_FIELDS[kind], terms)
+
+
+def _ids(ids: Sequence[str]) -> list[str]:
+    """Ids as every per-call read sends them: once each, sorted."""
+    return sorted(set(ids))
+
+
+class _Gathered(Neo4jSearch):
+    """One search's reads in one read transaction (:meth:`Neo4jSearch.gather`).
+
+    ``prefetch_candidates`` runs search.gather_candidates (every kind's fulltext and vector
+    rows at the first fetch size); ``prefetch_expansion`` runs search.gather_expansion.
+    The :class:`SearchPort` calls that follow are answered from those rows when their
+    arguments are the ones foreseen, by the same code as the per-call reads, so the answers
+    are the same; any other call (a widening fetch, a second hop, the staleness check) runs
+    its own template in the same transaction.
+    """
+
+    def __init__(self, base: Neo4jSearch, tx: ManagedTransaction) -> None:
+        super().__init__(base.conn)
+        self._ready = True
+        self._tx = tx
+        self._cand_key: tuple[Any, ...] | None = None
+        self._cand_vector: list[float] | None = None
+        self._cand_model = ""
+        self._cand_fetch = 0
+        self._cand_rows: dict[tuple[str, str], list[Row]] = {}
+        self._x_key: tuple[Any, ...] | None = None
+        self._x: Row = {}
+        self._x_facts: dict[str, Fact] | None = None
+
+    # -- candidates --------------------------------------------------------------------
+    def prefetch_candidates(
+        self,
+        *,
+        tenant_id: str,
+        terms: Sequence[str],
+        vector: Vectors | None,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> None:
+        fetch = _first_fetch(limit)
+        vec = None if vector is None else [float(x) for x in vector]
+        queries = {
+            kind: _lucene(tenant_id, kind, terms, window) if terms else None for kind in ItemKind
+        }
+        rows = self._s(
+            "search.gather_candidates" if window.latest else "search.gather_candidates_past",
+            {
+                "tenant_id": tenant_id,
+                "fact_query": queries[ItemKind.FACT],
+                "entity_query": queries[ItemKind.ENTITY],
+                "episode_query": queries[ItemKind.EPISODE],
+                "fetch": fetch,
+                "vector": vec,
+                "model": model,
+                "as_of": utc(window.as_of),
+                "known_at": utc(window.known_at),
+            },
+        )
+        grouped: dict[tuple[str, str], list[Row]] = {}
+        for r in rows:
+            grouped.setdefault((r["kind"], r["signal"]), []).append(r)
+        self._cand_key = (tenant_id, tuple(terms), window, limit)
+        self._cand_vector = vec
+        self._cand_model = model
+        self._cand_fetch = fetch
+        self._cand_rows = grouped
+
+    def fulltext(
+        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+    ) -> list[Hit]:
+        if self._cand_key == (tenant_id, tuple(terms), window, limit):
+            rows = self._cand_rows.get((kind.value, "bm25"), [])
+            hits = _hits(rows, self._cand_fetch, limit, cosine=False) if terms else []
+            if hits is not None:
+                return hits
+        return super().fulltext(
+            tenant_id=tenant_id, kind=kind, terms=terms, window=window, limit=limit
+        )
+
+    def vector_search(
+        self,
+        *,
+        tenant_id: str,
+        kind: ItemKind,
+        vector: Vectors,
+        model: str,
+        window: Window,
+        limit: int,
+    ) -> list[Hit]:
+        key = self._cand_key
+        if (
+            key is not None
+            and key[0] == tenant_id and key[2] == window and key[3] == limit
+            and self._cand_model == model
+            and self._cand_vector == [float(x) for x in vector]
+        ):
+            rows = self._cand_rows.get((kind.value, "vector"), [])
+            hits = _hits(rows, self._cand_fetch, limit, cosine=True)
+            if hits is not None:
+                return hits
+        return super().vector_search(
+            tenant_id=tenant_id, kind=kind, vector=vector, model=model, window=window,
+            limit=limit,
+        )
+
+    # -- expansion and loads -----------------------------------------------------------
+    def prefetch_expansion(
+        self,
+        *,
+        tenant_id: str,
+        window: Window,
+        fact_ids: Sequence[str],
+        top_fact_ids: Sequence[str],
+        seed_ids: Sequence[str],
+        entity_ids: Sequence[str],
+        episode_ids: Sequence[str],
+        context_ids: Sequence[str],
+        hop: bool,
+        max_facts: int,
+        max_mentions: int,
+        radius: int,
+    ) -> None:
+        params: dict[str, Any] = {
+            "tenant_id": tenant_id,
+            "fact_ids": _ids(fact_ids),
+            "top_fact_ids": list(top_fact_ids),
+            "seed_ids": _ids(seed_ids),
+            "entity_ids": _ids(entity_ids),
+            "episode_ids": _ids(episode_ids),
+            "context_ids": _ids(context_ids),
+            "hop": hop,
+            "max_facts": max_facts,
+            "max_mentions": max_mentions,
+            "radius": radius,
+            "as_of": utc(window.as_of),
+            "known_at": utc(window.known_at),
+        }
+        self._x = self._s("search.gather_expansion", params)[0]
+        self._x.update(params)
+        self._x["episode_scope"] = set(self._x["episode_scope"])
+        self._x["entity_scope"] = set(self._x["entity_scope"])
+        self._x_key = (tenant_id, window)
+        self._x_facts = None
+
+    def _foreseen(self, tenant_id: str, known_at: datetime) -> bool:
+        key = self._x_key
+        return key is not None and key[0] == tenant_id and key[1].known_at == known_at
+
+    def facts_by_id(
+        self, *, tenant_id: str, fact_ids: Sequence[str], window: Window
+    ) -> dict[str, Fact]:
+        x = self._x
+        if self._x_key == (tenant_id, window) and _ids(fact_ids) == x["fact_ids"]:
+            if self._x_facts is None:
+                self._x_facts = {
+                    f.fact_id: f for f in (fact_from_props(p) for p in x["facts"])
+                }
+            return dict(self._x_facts)
+        return super().facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
+
+    def facts_touching(
+        self, *, tenant_id: str, entity_ids: Sequence[str], window: Window, limit: int
+    ) -> list[Fact]:
+        x = self._x
+        if (
+            self._x_key == (tenant_id, window) and x["hop"] and limit == x["max_facts"]
+            and entity_ids and set(entity_ids) == set(x["frontier"])
+        ):
+            return [fact_from_props(p) for p in x["around"]]
+        return super().facts_touching(
+            tenant_id=tenant_id, entity_ids=entity_ids, window=window, limit=limit
+        )
+
+    def mentioning(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime, limit: int
+    ) -> list[tuple[str, str]]:
+        x = self._x
+        if (
+            self._foreseen(tenant_id, known_at) and limit == x["max_mentions"]
+            and _ids(entity_ids) == x["seed_ids"]
+        ):
+            return [(ep, ent) for ep, ent in x["mentioning"]]
+        return super().mentioning(
+            tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at, limit=limit
+        )
+
+    def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
+        x = self._x
+        if self._x_key is not None and self._x_key[0] == tenant_id and (
+            _ids(episode_ids) == x["episode_ids"]
+        ):
+            return [(ep, ent) for ep, ent in x["mentions"]]
+        return super().mentions_of(tenant_id=tenant_id, episode_ids=episode_ids)
+
+    def session_neighbors(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime, radius: int
+    ) -> list[tuple[str, str, int]]:
+        x = self._x
+        if (
+            self._foreseen(tenant_id, known_at) and radius == x["radius"]
+            and _ids(episode_ids) == x["context_ids"]
+        ):
+            if radius < 1:
+                return []
+            return [(ep, other, int(offset)) for ep, other, offset in x["neighbours"]]
+        return super().session_neighbors(
+            tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at, radius=radius
+        )
+
+    def episodes_by_id(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Episode]:
+        x = self._x
+        ids = _ids(episode_ids)
+        if self._foreseen(tenant_id, known_at) and x["episode_scope"].issuperset(ids):
+            wanted = set(ids)
+            found = (episode_from_props(p) for p in x["episodes"])
+            return {
+                e.episode_id: e
+                for e in sorted(found, key=lambda e: e.episode_id)
+                if e.episode_id in wanted
+            }
+        return super().episodes_by_id(
+            tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
+        )
+
+    def entities_by_id(
+        self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
+    ) -> dict[str, Entity]:
+        x = self._x
+        ids = _ids(entity_ids)
+        if self._foreseen(tenant_id, known_at) and x["entity_scope"].issuperset(ids):
+            wanted = set(ids)
+            found = (entity_from_props(tenant_id, p) for p in x["entities"])
+            return {
+                e.entity_id: e
+                for e in sorted(found, key=lambda e: e.entity_id)
+                if e.entity_id in wanted
+            }
+        return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
 
 
 __all__ = ["WATERMARK_LAG", "Neo4jSearch", "scope_token"]

@@ -1,0 +1,20 @@
+// name: search.gather_candidates
+// params: tenant_id, fact_query, entity_query, episode_query, fetch, vector, model, as_of, known_at
+// mode: read
+// Every index's candidates of one search in one query (known_at = now): the rows of the
+// six per-kind templates, tagged by kind and signal. Fact vectors are filtered inside the
+// index to the versions open in system time, as in search.vector_facts.
+CYPHER 25
+CALL () {
+// include: gather_candidate_branches
+  UNION ALL
+  WITH $vector AS v WHERE v IS NOT NULL
+  MATCH ()-[r:FACT]->()
+    SEARCH r IN (VECTOR INDEX fact_embedding FOR v
+      WHERE r.tenant_id = $tenant_id AND r.current = true AND r.embedding_model = $model
+      LIMIT $fetch) SCORE AS score
+  RETURN 'fact' AS kind, 'vector' AS signal, r.fact_id AS item_id, score,
+         coalesce(r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
+           AND r.recorded_at <= $known_at, false) AS ok
+}
+RETURN kind, signal, item_id, score, ok
