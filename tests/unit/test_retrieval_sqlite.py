@@ -14,6 +14,7 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.retrieval import ItemKind, Retriever, SearchAnswer, Window
 from graph.retrieval.text import terms
 from graph.service import MemoryService
+from graph.stores.sqlite.search import scope_token
 from graph.stores.sqlite.store import SqliteStore
 from graph.timeutil import utcnow
 
@@ -252,8 +253,9 @@ def test_very_common_terms_are_left_out_of_large_indexes(
     for i in range(4):
         episode(svc, tenant, f"e{i}", f"common words everywhere, number {i}")
     episode(svc, tenant, "rare", "a rare sight")
+    scope = scope_token(tenant, ItemKind.EPISODE)  # counted within the tenant's own items
     # Small index: every term stays (a term can still decide what matches).
-    assert sqlite_store.search._informative(["common", "rare"]) == ["common", "rare"]
+    assert sqlite_store.search._informative(scope, ["common", "rare"]) == ["common", "rare"]
     hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
     )
@@ -261,8 +263,9 @@ def test_very_common_terms_are_left_out_of_large_indexes(
     # Past the size threshold, a term in half the rows or more goes ("sights" and "sight"
     # share the stem the index stores).
     monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 1)
-    assert sqlite_store.search._informative(["common", "sights"]) == ["sights"]
-    assert sqlite_store.search._informative(["common", "everywhere"]) == ["common"]  # rarest kept
+    assert sqlite_store.search._informative(scope, ["common", "sights"]) == ["sights"]
+    # The rarest is kept.
+    assert sqlite_store.search._informative(scope, ["common", "everywhere"]) == ["common"]
     hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
     )
