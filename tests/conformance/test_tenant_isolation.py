@@ -548,3 +548,53 @@ def test_search_finds_only_the_tenant_s_own_items(
                                    radius=3) == [("e1", "e2", 1)]
     found = Retriever(store, embedder=embedder).search(tenant_id=tenant, query="quokka", limit=20)
     assert "quokka" not in " ".join(r.item.model_dump_json() for r in found)
+
+
+def test_forgetting_an_entity_leaves_the_twin_s_same_entity_whole(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    """Erasure by ids the twin holds too: its entity, facts, episodes and search docs stay."""
+    from graph.erasure import ErasableStore, forget
+
+    assert isinstance(store, SearchableStore)
+    assert isinstance(store, ErasableStore)
+    seed(service, twin, "b")
+    seed(service, tenant, "a")
+    before = snapshot(service, twin)
+    window = Retriever.window(t(1))
+
+    def twin_hits(kind: ItemKind, word: str) -> int:
+        return len(store.search.fulltext(tenant_id=twin, kind=kind, terms=[word],
+                                         window=window, limit=10))
+
+    found = {(k, w): twin_hits(k, w) for k, w in ((ItemKind.ENTITY, "mira"),
+                                                   (ItemKind.ENTITY, "acct"),
+                                                   (ItemKind.EPISODE, "hello"))}
+    assert all(found.values()), found
+    gone = forget(store, tenant_id=tenant, entity_id="mira", dry_run=False)
+    assert gone.entities == 1
+    with pytest.raises(NotFoundError):
+        service.entity(tenant_id=tenant, entity_id="mira")
+    assert snapshot(service, twin) == before
+    entity, facts = service.entity(tenant_id=twin, entity_id="mira")
+    assert entity.entity_type == "Person"
+    assert {f.value for f in facts if f.predicate == "nickname"} == {"b-nick"}
+    assert {(k, w): twin_hits(k, w) for k, w in found} == found
+
+
+def test_an_export_carries_the_tenant_s_own_schemas(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    def schema(entity: str) -> MemorySchema:
+        return MemorySchema.model_validate(
+            {"entity_types": [{"name": entity}], "predicates": []}
+        )
+
+    service.put_schema(tenant_id=twin, schema=schema("Quokka"))
+    service.put_schema(tenant_id=twin, schema=schema("Wombat"))
+    service.put_schema(tenant_id=tenant, schema=schema("Person"))
+    rows = [r for r in export(store, tenant) if r["type"] == "schema"]
+    assert len(rows) == 1, rows
+    assert "Person" in str(rows[0])
+    assert "Quokka" not in str(rows)
+    assert "Wombat" not in str(rows)
