@@ -598,3 +598,19 @@ def test_an_export_carries_the_tenant_s_own_schemas(
     assert "Person" in str(rows[0])
     assert "Quokka" not in str(rows)
     assert "Wombat" not in str(rows)
+
+
+def test_a_re_fold_reads_only_the_tenant_s_own_ledger(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    """Deleting an episode re-folds its timelines from the ledger entries of the tenant
+    alone: the twin's entries under the same timeline keys (other values) stay out."""
+    seed(service, twin, "b")
+    seed(service, tenant, "a")
+    before = snapshot(service, twin)
+    service.delete_episode(tenant_id=tenant, episode_id="e2")
+    statuses = service.history(tenant_id=tenant, subject="mira", predicate="status")
+    current = [f for f in statuses if f.retired_at is None]
+    assert [(f.value, f.valid_from, f.valid_to) for f in current] == [("a-gold", t(0), None)]
+    assert {f.value for f in statuses} <= {"a-gold", "a-silver"}
+    assert snapshot(service, twin) == before
