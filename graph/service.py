@@ -33,6 +33,7 @@ from graph.model import (
     MemoryDelta,
     Neighborhood,
     WriteResult,
+    canonical_value,
     new_id,
 )
 from graph.port import LedgerTx, Store
@@ -137,6 +138,10 @@ class MemoryService:
                 )
                 for d in body.facts
             ]
+            if not created and _recorded_before(tx, tenant_id, stored.episode_id, deltas):
+                # An identical redelivery: its facts are in the ledger, even those later
+                # superseded or corrected, which writing them again would resurrect.
+                return stored, created, WriteResult(facts=[], outcomes=[])
             result = ledger.write_facts(
                 tx, tenant_id=tenant_id, schema=schema, deltas=deltas, policy=policy
             )
@@ -456,3 +461,25 @@ def _checked(limit: int) -> int:
 
 def _keyset(f: Fact) -> Keyset:
     return (f.subject, f.predicate, f.fact_id)
+
+
+def _recorded_before(
+    tx: LedgerTx, tenant_id: str, episode_id: str, deltas: Sequence[MemoryDelta]
+) -> bool:
+    """Whether the ledger holds an assertion of this episode for every delta (same
+    statement, same bounds): what an earlier delivery of the episode wrote."""
+    keys = sorted(tx.episode_timelines(tenant_id=tenant_id, episode_id=episode_id))
+    if not keys:
+        return False
+    said = {
+        (a.claim.subject, a.claim.predicate, canonical_value(a.claim.value), a.claim.object,
+         a.valid_from, a.valid_to)
+        for rows in tx.assertions(tenant_id=tenant_id, keys=keys).values()
+        for a in rows
+        if a.kind == "assert" and a.claim is not None and a.source_episode_id == episode_id
+    }
+    return all(
+        (d.subject, d.predicate, canonical_value(d.value), d.object, d.valid_from, d.valid_to)
+        in said
+        for d in deltas
+    )
