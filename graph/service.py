@@ -106,6 +106,7 @@ class MemoryService:
         body carries are not written here: see :meth:`capture`."""
         return self.store.put_episode(episode=_new_episode(tenant_id, body, status))
 
+    @traced("memory.capture", args=TENANT)
     def capture(
         self,
         *,

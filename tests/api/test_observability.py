@@ -168,14 +168,14 @@ def test_one_request_is_one_trace_request_service_store_model(
     assert request.attributes["http.response.status_code"] == 201
     assert request.attributes["sgam.request_id"] == r.headers["X-Request-ID"]
     # request → service → store query; request → … → model call.
-    add = next(s for s in finished if s.name == "memory.add_episode")
+    add = next(s for s in finished if s.name == "memory.capture")
     assert _ancestors(add, by_id) == [request.name]
     assert add.attributes is not None
     assert add.attributes["sgam.tenant"] == tenant
     store_spans = [s for s in finished if s.name in ("store.query", "store.write")]
-    under_add = [s for s in store_spans if _ancestors(s, by_id)[:1] == ["memory.add_episode"]]
+    under_add = [s for s in store_spans if _ancestors(s, by_id)[:1] == ["memory.capture"]]
     assert under_add
-    assert _ancestors(under_add[0], by_id) == ["memory.add_episode", request.name]
+    assert _ancestors(under_add[0], by_id) == ["memory.capture", request.name]
     [model] = [s for s in finished if s.name == "llm.chat"]
     assert request.name in _ancestors(model, by_id)
     assert model.attributes is not None
