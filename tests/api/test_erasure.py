@@ -31,6 +31,7 @@ from graph.model import MemoryDelta
 from graph.port import Store
 from graph.queue import CandidateStatus, HoldReason, MergeCandidate, MergeStatus, PendingCandidate
 from graph.retrieval.port import ItemKind, Window
+from graph.stores.sqlite.store import SqliteStore
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, fact, problem
 from tests.conftest import ROOT
@@ -412,18 +413,18 @@ def test_forget_refuses_bad_input_and_foreign_keys(
 
 def tenant_rows(store: Store, tenant: str) -> int:
     """Everything stored under the tenant id, counted at the storage level."""
-    if hasattr(store, "conn") and hasattr(store.conn, "read"):  # SQLite: every table
+    if isinstance(store, SqliteStore):  # SQLite: every table
         tables = [
             r[0]
-            for r in store.conn.read(  # type: ignore[attr-defined]
+            for r in store.conn.read(
                 "SELECT name FROM sqlite_master WHERE type = 'table'"
             )
         ]
         n = 0
         for t in tables:
-            cols = [r[1] for r in store.conn.read(f"PRAGMA table_info({t})")]  # type: ignore[attr-defined]
+            cols = [r[1] for r in store.conn.read(f"PRAGMA table_info({t})")]
             if "tenant_id" in cols:
-                n += store.conn.read(  # type: ignore[attr-defined]
+                n += store.conn.read(
                     f"SELECT count(*) FROM {t} WHERE tenant_id = ?", (tenant,)
                 )[0][0]
         return int(n)

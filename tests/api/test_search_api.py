@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,6 +48,19 @@ def seed_mira(client: TestClient, tenant: str) -> None:
         elif "facts" in step:
             r = client.post(f"/v1/tenants/{tenant}/facts", json={"facts": step["facts"]})
             assert r.status_code == 201, r.text
+    indexed(client)
+
+
+def indexed(client: TestClient, timeout: float = 120.0) -> None:
+    """Wait until the server's indexer has embedded everything written (or no model
+    loads): results then do not depend on how far it got when the search runs."""
+    deadline = time.monotonic() + timeout
+    while True:
+        emb = client.get("/readyz").json()["embeddings"]
+        if emb["model_state"] == "failed" or (emb["model_ready"] and emb["pending"] == 0):
+            return
+        assert time.monotonic() < deadline, emb
+        time.sleep(0.2)
 
 
 def test_search_answers_the_contract_shape_with_the_current_value(
