@@ -399,6 +399,13 @@ def test_restored_twins_share_fact_ids_and_still_stay_apart(
                                      limit=10)
         assert len(hits) == n, (kind, word, hits)
     assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
+    # A's deleted facts leave no search item behind, though the twin holds the same ids:
+    # what waits for a vector (A was never indexed) is A's facts left — one item per fact
+    # id on SQLite, per version (at any system time) on Neo4j — not the deleted ones.
+    versions = [r["fact_id"] for r in export(store, tenant) if r["type"] == "version"]
+    waiting = {(p.tenant_id, p.kind): p.count for p in store.search.pending(model=embedder.name)}
+    assert len(set(versions)) <= waiting.get((tenant, ItemKind.FACT), 0) <= len(versions)
+    assert len(set(versions)) < len(ids)
 
 
 def test_a_fact_cites_and_dates_from_its_own_tenant_s_episodes(
@@ -604,9 +611,14 @@ def test_a_re_fold_reads_only_the_tenant_s_own_ledger(
     service: MemoryService, tenant: str, twin: str
 ) -> None:
     """Deleting an episode re-folds its timelines from the ledger entries of the tenant
-    alone: the twin's entries under the same timeline keys (other values) stay out."""
-    seed(service, twin, "b")
+    alone: the twin's entries under the same timeline keys (other values) stay out.
+
+    Here the twin writes *after* the tenant: its e1 entry for mira.status (same valid
+    time, recorded later) would win a fold that wrongly read it, and the tenant's status
+    would become the twin's "b-gold". (Written first, as elsewhere in this file, it loses
+    the fold to the tenant's own entry and a missing filter goes unseen.)"""
     seed(service, tenant, "a")
+    seed(service, twin, "b")
     before = snapshot(service, twin)
     service.delete_episode(tenant_id=tenant, episode_id="e2")
     statuses = service.history(tenant_id=tenant, subject="mira", predicate="status")
