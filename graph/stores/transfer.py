@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from graph.errors import ConflictError, invalid
@@ -143,11 +144,22 @@ def restore_records(
                 facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
                 keys = [str(r["timeline_key"]) for r in records]
                 tx.insert(tenant_id=tenant_id, facts=facts, keys=keys)
+                times = [t for f in facts for t in (f.recorded_at, f.retired_at)]
+                _clock_past(tx, tenant_id, times)
             elif kind == "assertion":
                 rows = [(str(r["timeline_key"]), assertion_of(r)) for r in records]
                 tx.append_assertions(tenant_id=tenant_id, rows=rows)
+                _clock_past(tx, tenant_id, [a.recorded_at for _, a in rows])
             else:
                 raise invalid(f"unknown record type {kind!r}", field="type")
+
+
+def _clock_past(tx: LedgerTx, tenant_id: str, instants: Sequence[datetime | None]) -> None:
+    """Move the tenant's system clock to the latest restored instant: the ledger may come
+    from a machine whose clock ran ahead, and a later write must record after it."""
+    latest = max((t for t in instants if t is not None), default=None)
+    if latest is not None:
+        tx.system_time(tenant_id=tenant_id, wall=latest)
 
 
 def batches(records: Iterable[Record], size: int = PAGE) -> Iterator[list[Record]]:

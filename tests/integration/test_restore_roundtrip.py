@@ -8,6 +8,7 @@ policy, corroboration, retractions, episode deletions); after each leg the facts
 from __future__ import annotations
 
 import io
+import json
 import random
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from graph.model import ConflictPolicy, EpisodeCreate, Fact, FactQuery, MemoryDe
 from graph.port import Store
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
-from graph.timeutil import utcnow
+from graph.timeutil import format_instant, from_db, utcnow
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SUBJECTS = ("ann", "bob", "cyd")
@@ -69,7 +70,26 @@ def random_history(
         except SgamError:
             pass  # a refused conflict is part of the history too: it wrote nothing
         marks.append(utcnow())
+    _extracted(svc, tenant, episodes[0])
     return marks
+
+
+def _extracted(svc: MemoryService, tenant: str, episode_id: str) -> None:
+    """Take one episode through the queue to extracted, with model usage: its status,
+    attempts and usage are part of the ledger an export carries."""
+    q, now = svc.store.queue, utcnow()
+    assert q.enqueue(tenant_id=tenant, episode_id=episode_id, at=now,
+                     from_statuses=["stored"], reset_attempts=True) is not None
+    assert q.claim_episode(tenant_id=tenant, episode_id=episode_id, owner="w", now=now,
+                           lease_until=now + timedelta(minutes=5),
+                           from_statuses=["pending"]) is not None
+    usage = {"model": "m", "prompt_tokens": 120, "completion_tokens": 30, "calls": 2,
+             "latency_seconds": 1.5}
+    assert q.complete(tenant_id=tenant, episode_id=episode_id, owner="w", rejected=[],
+                      usage=usage)
+    stored = svc.get_episode(tenant_id=tenant, episode_id=episode_id)
+    assert stored.usage is not None
+    assert stored.usage.prompt_tokens == 120
 
 
 def _all(
@@ -171,3 +191,39 @@ def test_sqlite_to_neo4j_to_sqlite(tmp_path: Path, neo4j_store: Store) -> None:
         neo4j_store.purge_tenant(tenant_id=mid)
         a.close()
         c.close()
+
+
+def test_writes_after_a_restore_record_after_every_restored_instant(tmp_path: Path) -> None:
+    """A ledger recorded on a machine whose clock ran ahead: the first write after the
+    restore still records after every restored instant (the tenant's system clock moves
+    past them), so no answer at a restored known_at changes later."""
+    a = SqliteStore(tmp_path / "a.db")
+    b = SqliteStore(tmp_path / "b.db")
+    for s in (a, b):
+        s.init()
+    try:
+        random_history(MemoryService(a), "t1", seed=5, steps=12)
+        ahead = timedelta(days=1)
+        lines = []
+        for line in ledger(a, "t1").splitlines():
+            r = json.loads(line)
+            for k in ("recorded_at", "retired_at"):
+                if r["type"] in ("version", "assertion") and r.get(k):
+                    r[k] = format_instant(from_db(r[k]) + ahead)
+            lines.append(json.dumps(r))
+        restore(b, io.BytesIO("\n".join(lines).encode()), tenant_id="t2")
+        latest = max(
+            from_db(json.loads(x)[k]) for x in lines for k in ("recorded_at", "retired_at")
+            if json.loads(x)["type"] in ("version", "assertion") and json.loads(x).get(k)
+        )
+        assert latest > utcnow()
+        svc = MemoryService(b)
+        svc.add_episode(tenant_id="t2", body=EpisodeCreate(episode_id="late", content="x",
+                                                           occurred_at=T0))
+        written = svc.write_facts(tenant_id="t2", deltas=[MemoryDelta(
+            subject="zoe", predicate="city", value="a", valid_from=T0,
+            source_episode_id="late")]).facts
+        assert [f.recorded_at > latest for f in written] == [True]
+    finally:
+        a.close()
+        b.close()

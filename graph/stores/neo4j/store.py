@@ -459,6 +459,8 @@ class Neo4jStore:
                 "attempts": episode.attempts,
                 "last_error": episode.last_error,
                 "rejected_json": json.dumps(episode.rejected),
+                # None keeps what the queue recorded (a restore sets the exported one).
+                "usage_json": None if episode.usage is None else episode.usage.model_dump_json(),
             },
         )
 

@@ -453,13 +453,15 @@ class SqliteStore:
     def save_episode_state(self, *, episode: Episode) -> None:
         with self.conn.write() as c:
             c.execute(
-                "UPDATE episodes SET status = ?, attempts = ?, last_error = ?, rejected_json = ?"
-                " WHERE tenant_id = ? AND episode_id = ?",
+                "UPDATE episodes SET status = ?, attempts = ?, last_error = ?, rejected_json = ?,"
+                " usage_json = COALESCE(?, usage_json) WHERE tenant_id = ? AND episode_id = ?",
                 (
                     episode.status.value,
                     episode.attempts,
                     episode.last_error,
                     json.dumps(episode.rejected),
+                    # None keeps what the queue recorded (a restore sets the exported one).
+                    None if episode.usage is None else episode.usage.model_dump_json(),
                     episode.tenant_id,
                     episode.episode_id,
                 ),
