@@ -10,6 +10,7 @@ so nothing is decided again and nothing gets a new time or a new id.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -130,6 +131,17 @@ def restore_records(
     elif kind == "episode":
         for r in records:
             put_episode(Episode.model_validate({**_data(r), "tenant_id": tenant_id}))
+    elif kind == "version":
+        facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
+        keys = [str(r["timeline_key"]) for r in records]
+        try:
+            _insert_versions(transaction, tenant_id, facts, keys)
+        except ConflictError:
+            # Version ids name rows and are unique in a store; fact ids are per tenant. A
+            # copy of a tenant restored into the store it came from meets its own version
+            # ids: derive new ones (the same on every run) and keep everything else.
+            renamed = [f.model_copy(update={"version_id": _derived(tenant_id, f)}) for f in facts]
+            _insert_versions(transaction, tenant_id, renamed, keys)
     else:
         with transaction() as tx:
             if kind == "entity":
@@ -140,18 +152,29 @@ def restore_records(
             elif kind == "mention":
                 pairs = [(str(r["episode_id"]), str(r["entity_id"])) for r in records]
                 tx.mention(tenant_id=tenant_id, pairs=pairs)
-            elif kind == "version":
-                facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
-                keys = [str(r["timeline_key"]) for r in records]
-                tx.insert(tenant_id=tenant_id, facts=facts, keys=keys)
-                times = [t for f in facts for t in (f.recorded_at, f.retired_at)]
-                _clock_past(tx, tenant_id, times)
             elif kind == "assertion":
                 rows = [(str(r["timeline_key"]), assertion_of(r)) for r in records]
                 tx.append_assertions(tenant_id=tenant_id, rows=rows)
                 _clock_past(tx, tenant_id, [a.recorded_at for _, a in rows])
             else:
                 raise invalid(f"unknown record type {kind!r}", field="type")
+
+
+def _insert_versions(
+    transaction: Callable[[], AbstractContextManager[LedgerTx]],
+    tenant_id: str,
+    facts: Sequence[Fact],
+    keys: Sequence[str],
+) -> None:
+    with transaction() as tx:
+        tx.insert(tenant_id=tenant_id, facts=facts, keys=keys)
+        _clock_past(tx, tenant_id, [t for f in facts for t in (f.recorded_at, f.retired_at)])
+
+
+def _derived(tenant_id: str, fact: Fact) -> str:
+    """A version id for a restored copy: ``v_`` and 32 hex digits, like every version id."""
+    digest = hashlib.sha256(f"{tenant_id}\x00{fact.version_id}".encode()).hexdigest()
+    return f"v_{digest[:32]}"
 
 
 def _clock_past(tx: LedgerTx, tenant_id: str, instants: Sequence[datetime | None]) -> None:

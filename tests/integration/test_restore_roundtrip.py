@@ -227,3 +227,48 @@ def test_writes_after_a_restore_record_after_every_restored_instant(tmp_path: Pa
     finally:
         a.close()
         b.close()
+
+
+def _clone_in_place(store: Store, src: str, dst: str) -> None:
+    """Restore a tenant's ledger into another tenant of the same store: every answer the
+    same, every record the same but the version ids (unique in a store), renamed."""
+    marks = probes(random_history(MemoryService(store), src, seed=11, steps=30))
+    text = copy(store, src, store, dst)
+
+    def renamed(x: object) -> object:  # the answers with version ids left out
+        if isinstance(x, dict):
+            return {k: renamed(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [renamed(v) for v in x]
+        return {**json.loads(x), "version_id": None} if isinstance(x, str) else x
+
+    assert renamed(answers(store, dst, marks)) == renamed(answers(store, src, marks))
+
+    def without_version_ids(t: str) -> list[str]:
+        rows = map(json.loads, t.splitlines())
+        return sorted(json.dumps({**r, "version_id": None}) for r in rows)
+
+    again = ledger(store, dst)
+    assert without_version_ids(again) == without_version_ids(text)
+    ids = {json.loads(x).get("version_id") for x in text.splitlines()} - {None}
+    assert ids
+    assert ids.isdisjoint({json.loads(x).get("version_id") for x in again.splitlines()})
+
+
+def test_a_tenant_clones_into_the_same_sqlite_store(tmp_path: Path) -> None:
+    a = SqliteStore(tmp_path / "a.db")
+    a.init()
+    try:
+        _clone_in_place(a, "t1", "t2")
+    finally:
+        a.close()
+
+
+@pytest.mark.neo4j
+def test_a_tenant_clones_into_the_same_neo4j_store(neo4j_store: Store) -> None:
+    src, dst = ("cl-" + uuid.uuid4().hex[:8] for _ in range(2))
+    try:
+        _clone_in_place(neo4j_store, src, dst)
+    finally:
+        for t in (src, dst):
+            neo4j_store.purge_tenant(tenant_id=t)
