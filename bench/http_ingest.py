@@ -6,15 +6,18 @@ run, each into a fresh SQLite file:
 
 - ``http``: ``POST /v1/tenants/{t}/facts`` with ``--batch`` facts per request (1,000 by
   default), one request at a time, against a real ``sgam serve`` (one uvicorn process on
-  127.0.0.1, no API keys, access log off); the client sends the bodies as JSON and reads
-  every response;
+  127.0.0.1, no API keys, access log off, ``--workers`` queue workers: 0 by default, so
+  the server runs no indexer, as the in-process side runs none); the client sends the
+  bodies as JSON and reads every response;
 - ``in-process``: ``MemoryService.write_facts`` on the same batches in this process.
 
 The source episodes are stored (``POST /episodes``, or ``add_episode``) before the clock
-starts. The two run one after the other in an order rotated run by run, so both see the
-same machine load; rates are medians of ``--runs``.
+starts, and the server's embedding model has finished loading (it loads in a background
+thread at startup: seconds of CPU that are no request's cost). The two run one after the
+other in an order rotated run by run, so both see the same machine load; rates are
+medians of ``--runs``.
 
-    .venv/bin/python bench/http_ingest.py [--facts 20000] [--batch 1000] [--runs 3]
+    .venv/bin/python bench/http_ingest.py [--facts 20000] [--batch 1000] [--runs 3] [--workers 0]
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from http_bench import free_port, start_server, wait_ready  # noqa: E402
+from http_bench import free_port, start_server, wait_model, wait_ready  # noqa: E402
 from ingest_three_way import (  # noqa: E402
     FACTS_PER_EPISODE,
     T0,
@@ -75,12 +78,13 @@ def bodies(deltas: Sequence[Delta], batch: int) -> list[dict[str, Any]]:
     ]
 
 
-def run_http(tmp: Path, deltas: Sequence[Delta], batch: int) -> float:
+def run_http(tmp: Path, deltas: Sequence[Delta], batch: int, workers: int) -> float:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = start_server(tmp / "http.db", port)
+    proc = start_server(tmp / "http.db", port, workers=workers)
     try:
         wait_ready(base, proc)
+        wait_model(base)
         with httpx.Client(base_url=base, timeout=120) as c:
             seen: set[str] = set()
             for d in deltas:
@@ -112,7 +116,8 @@ def run_http(tmp: Path, deltas: Sequence[Delta], batch: int) -> float:
             proc.kill()
 
 
-def run_inprocess(tmp: Path, deltas: Sequence[Delta], batch: int) -> float:
+def run_inprocess(tmp: Path, deltas: Sequence[Delta], batch: int, workers: int) -> float:
+    del workers  # the server's only
     store = open_store(f"sqlite:///{tmp / 'inproc.db'}")
     try:
         store_episodes(MemoryService(store), TENANT, deltas)
@@ -126,11 +131,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--facts", type=int, default=20_000)
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="SGAM_WORKERS of the server (with workers it also embeds what is written)",
+    )
     args = p.parse_args(argv)
     deltas = workload(args.facts)
     n = len(deltas)
     rates: dict[str, list[float]] = {"http": [], "in-process": []}
-    steps: list[tuple[str, Callable[[Path, Sequence[Delta], int], float]]] = [
+    steps: list[tuple[str, Callable[[Path, Sequence[Delta], int, int], float]]] = [
         ("http", run_http),
         ("in-process", run_inprocess),
     ]
@@ -138,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         order = steps[run % 2 :] + steps[: run % 2]
         with tempfile.TemporaryDirectory(prefix="sgam-http-ingest-") as tmp:
             for name, step in order:
-                rates[name].append(n / step(Path(tmp), deltas, args.batch))
+                rates[name].append(n / step(Path(tmp), deltas, args.batch, args.workers))
         print(
             f"run {run + 1}: "
             + ", ".join(f"{k} {v[-1]:,.0f} facts/s" for k, v in rates.items())
