@@ -1,8 +1,9 @@
 """HTTP benchmark of REST API v1 on the SQLite store (not part of the test run).
 
 Starts ``sgam serve`` (one uvicorn process) on 127.0.0.1 with a temporary SQLite store,
-seeds it, then drives a bounded load generator on loopback (threads, one httpx client
-each, a fixed request count and a time cap) and reports requests/s and p50/p99 latency:
+waits for its embedding model to load (a startup cost, not a request's), seeds it, then
+drives a bounded load generator on loopback (threads, one httpx client each, a fixed
+request count and a time cap) and reports requests/s and p50/p99 latency:
 
 - baseline  GET /healthz (no store, no auth): the server's floor, measured in the same run
 - read      GET /v1/tenants/{t}/facts?subject=&predicate=   (a current-state read)
