@@ -11,6 +11,7 @@ loopback-only): a tenant's key, or no key, never learns which other tenants exis
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 import time
@@ -106,8 +107,10 @@ class Metrics:
         self.registry.register(_IndexLagCollector(lag))
 
     def record_writes(self, outcomes: Iterable[WriteStatus]) -> None:
-        for o in outcomes:
-            self.facts_written.labels(outcome=o.value).inc()
+        # One increment per outcome, not per item: a label lookup and a locked increment
+        # per fact cost ~2 ms per 1,000-fact batch.
+        for outcome, n in collections.Counter(o.value for o in outcomes).items():
+            self.facts_written.labels(outcome=outcome).inc(n)
 
     def record_usage(self, tenant_id: str, usage: ModelUsage | None) -> None:
         if usage is None:

@@ -1,8 +1,9 @@
 """HTTP benchmark of REST API v1 on the SQLite store (not part of the test run).
 
 Starts ``sgam serve`` (one uvicorn process) on 127.0.0.1 with a temporary SQLite store,
-seeds it, then drives a bounded load generator on loopback (threads, one httpx client
-each, a fixed request count and a time cap) and reports requests/s and p50/p99 latency:
+waits for its embedding model to load (a startup cost, not a request's), seeds it, then
+drives a bounded load generator on loopback (threads, one httpx client each, a fixed
+request count and a time cap) and reports requests/s and p50/p99 latency:
 
 - baseline  GET /healthz (no store, no auth): the server's floor, measured in the same run
 - read      GET /v1/tenants/{t}/facts?subject=&predicate=   (a current-state read)
@@ -69,13 +70,16 @@ def free_port() -> int:
         return port
 
 
-def start_server(db: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(db: Path, port: int, *, workers: int | None = None) -> subprocess.Popen[bytes]:
+    """``sgam serve`` on ``db``; ``workers`` sets SGAM_WORKERS (None: the environment's)."""
     env = {
         **os.environ,
         "SGAM_STORE_URL": f"sqlite:///{db}",  # absolute path: sqlite:////tmp/...
         "SGAM_LOG_LEVEL": "warning",  # no access log: measure the API, not the terminal
         "SGAM_API_KEYS": "",
     }
+    if workers is not None:
+        env["SGAM_WORKERS"] = str(workers)
     cmd = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
 
@@ -92,6 +96,19 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) 
             pass
         time.sleep(0.1)
     raise SystemExit("the server did not become ready")
+
+
+def wait_model(base: str, timeout: float = 180.0) -> None:
+    """Wait until the server's embedding model has loaded (or failed to). /readyz answers
+    200 while the model still loads in a background thread of the server, and that load
+    (seconds of CPU, much of it holding the GIL) would be timed as request cost."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        detail = httpx.get(f"{base}/readyz", timeout=10).json().get("embeddings")
+        if detail is None or detail["model_state"] in ("ready", "failed"):
+            return
+        time.sleep(0.2)
+    raise SystemExit("the server's embedding model did not finish loading")
 
 
 def seed(base: str) -> None:
@@ -193,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         proc = start_server(Path(tmp) / "bench.db", port)
         try:
             wait_ready(base, proc)
+            wait_model(base)
             seed(base)
             runs: dict[str, list[Result]] = {"healthz": [], "read": [], "write": []}
             for run in range(args.runs):
