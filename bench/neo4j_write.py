@@ -9,8 +9,12 @@ In each run, on a fresh tenant of the Neo4j at ``--uri``:
             customers, so both edge kinds and the shared Value nodes are exercised.
 - raw       the very same FACT relationships (each batch's versions, as the store
             returned them), created by the raw driver in one transaction per batch with
-            ``UNWIND $rows ... CREATE`` (the store's own insert statements) between nodes
-            that already exist: the physical limit of the server for these writes.
+            ``UNWIND $rows ... CREATE`` (the same properties as the store's, from the same
+            rows; the Cypher is below) between nodes that already exist: the physical limit
+            of the server for these writes. Raw writes only the FACT relationships; the
+            store also creates the entities, the timeline lock nodes, one ledger entry
+            (Assertion node) and one MENTIONS relationship per fact, and reads the schema,
+            the episodes, the entities and the timelines' current versions first.
 
 Store and raw batches alternate, so both see the same load on a shared machine.
 
@@ -40,13 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 from neo4j import GraphDatabase  # noqa: E402
 
-from graph.ledger import key_of  # noqa: E402
+from graph.ledger import key_of, ordered_id  # noqa: E402
 from graph.model import EpisodeCreate, Fact, MemoryDelta  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores.neo4j.codec import fact_row, value_key  # noqa: E402
 from graph.stores.neo4j.connection import auth_from_env, database_from_env  # noqa: E402
 from graph.stores.neo4j.store import Neo4jStore  # noqa: E402
-from graph.stores.neo4j.templates import load_templates  # noqa: E402
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 STATUSES = ("gold", "silver", "bronze", "frozen", "closed")
@@ -60,11 +63,43 @@ UNWIND $rows AS row
 MERGE (v:Value {tenant_id: $tenant, value_key: row.value_key})
   ON CREATE SET v.value = row.value, v.value_type = row.value_type
 """
-# The raw driver runs the store's own insert statements, so "raw" is exactly the cost of
-# creating these relationships, without the ledger around them.
-TEMPLATES = load_templates()
-RAW_RELATIONS = TEMPLATES["ledger.insert_relation_versions"].text
-RAW_LITERALS = TEMPLATES["ledger.insert_value_versions"].text
+# The relationships the store creates, property for property (cypher/_fact_version_set.cypher
+# and the insert blocks of cypher/ledger_write_batch.cypher), as a plain script would:
+# "raw" is the cost of creating these relationships, without the ledger around them.
+_RAW_SET = """
+SET r.version_id = row.version_id, r.fact_id = row.fact_id, r.tenant_id = $tenant_id,
+    r.timeline_key = row.timeline_key, r.subject = row.subject_id,
+    r.subject_type = row.subject_type, r.predicate = row.predicate,
+    r.value_json = row.value_json, r.value_type = row.value_type, r.object = row.object_id,
+    r.object_type = row.object_type, r.valid_from = datetime(row.valid_from),
+    r.valid_to = datetime(row.valid_to), r.recorded_at = datetime(row.recorded_at),
+    r.retired_at = datetime(row.retired_at), r.source_episode_id = row.source_episode_id,
+    r.sources = row.sources, r.supersedes = row.supersedes, r.confidence = row.confidence,
+    r.memory_type = row.memory_type, r.schema_version = row.schema_version,
+    r.retention_policy = row.retention_policy, r.cardinality = row.cardinality,
+    r.fact_text = row.fact_text, r.open_key = row.open_key, r.current = row.retired_at IS NULL,
+    r.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
+    r.scope_current = CASE WHEN row.retired_at IS NULL
+      THEN 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h') END
+"""
+RAW_RELATIONS = (
+    """
+UNWIND $rows AS row
+MATCH (s:Entity {tenant_id: $tenant_id, entity_id: row.subject_id})
+MATCH (o:Entity {tenant_id: $tenant_id, entity_id: row.object_id})
+CREATE (s)-[r:FACT]->(o)
+"""
+    + _RAW_SET
+)
+RAW_LITERALS = (
+    """
+UNWIND $rows AS row
+MATCH (s:Entity {tenant_id: $tenant_id, entity_id: row.subject_id})
+MATCH (v:Value {tenant_id: $tenant_id, value_key: row.value_key})
+CREATE (s)-[r:FACT]->(v)
+"""
+    + _RAW_SET
+)
 
 
 def batch_deltas(start: int, size: int) -> list[MemoryDelta]:
@@ -89,8 +124,9 @@ def batch_deltas(start: int, size: int) -> list[MemoryDelta]:
 def raw_rows(facts: list[Fact], tenant: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     relations, literals = [], []
     for f in facts:
-        # Version ids are unique across the database: the copy gets its own.
-        f = f.model_copy(update={"tenant_id": tenant, "version_id": "v_" + uuid.uuid4().hex})
+        # Version ids are unique across the database: the copy gets its own, of the same
+        # time-ordered form as the store's (random ones cost the index more).
+        f = f.model_copy(update={"tenant_id": tenant, "version_id": ordered_id("v")})
         # The store's own row shape (times as text, datetime() in Cypher): the same encoding.
         row = fact_row(f, tenant_id=tenant, key=key_of(f))
         if f.object is not None:

@@ -80,7 +80,6 @@ TEMPLATES = {
     "facts.by_tenant",
     "facts.history",
     "graph.hop",
-    "ledger.append_assertions",
     "ledger.assertions",
     "ledger.current_fact",
     "ledger.current_versions",
@@ -89,16 +88,11 @@ TEMPLATES = {
     "ledger.doomed_endpoints",
     "ledger.episode_timelines",
     "ledger.episodes_occurred_at",
-    "ledger.insert_relation_versions",
-    "ledger.insert_value_versions",
     "ledger.lock_entities",
     "ledger.lock_episodes",
     "ledger.lock_values",
     "ledger.lock_timelines",
-    "ledger.mention",
-    "ledger.retire_versions",
     "ledger.system_time",
-    "ledger.upsert_entities",
     "ledger.write_batch",
     "schema.setup",
     "schemas.get",
@@ -125,6 +119,23 @@ _STAGES = (
     "mentions",
 )
 _STAGE = {name: i for i, name in enumerate(_STAGES)}
+# The templates a ledger transaction runs that change no entity: the entities it has read
+# stay as read across them; any other (an erasure, a deletion) forgets them.
+_KEEP_ENTITIES = frozenset(
+    {
+        "entities.get",
+        "episodes.create",
+        "episodes.get",
+        "ledger.assertions",
+        "ledger.current_fact",
+        "ledger.current_versions",
+        "ledger.episode_timelines",
+        "ledger.episodes_occurred_at",
+        "ledger.holds_lease",
+        "ledger.lock_timelines",
+        "ledger.system_time",
+    }
+)
 
 
 class Neo4jLedgerTx:
@@ -145,12 +156,22 @@ class Neo4jLedgerTx:
         self._stage = -1  # the latest stage buffered
         self._retired_at: datetime | None = None
         self._tenant = ""  # the tenant of the buffered mutations
+        # Entities as this transaction read or wrote them: an upsert of one unchanged
+        # since is no write at all.
+        self._entities: dict[tuple[str, str], Entity] = {}
+        # The versions ledger.lock_timelines returned with its locks, for the ledger's
+        # current_versions call that follows; gone at the next write or read.
+        self._locked_versions: tuple[str, frozenset[str], dict[str, list[Fact]]] | None = None
 
     def _run(self, name: str, **params: Any) -> list[Row]:
         self.flush()
+        self._locked_versions = None
+        if name not in _KEEP_ENTITIES:
+            self._entities.clear()
         return self._conn.run(name, params, tx=self._tx)
 
     def _buffer(self, stage: str, rows: list[Any]) -> None:
+        self._locked_versions = None
         if _STAGE[stage] < self._stage or (_STAGE[stage] == self._stage and stage in self._pending):
             self.flush()  # keep the order the ledger asked for
         self._pending.setdefault(stage, []).extend(rows)
@@ -175,7 +196,12 @@ class Neo4jLedgerTx:
 
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         if keys:
-            self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+            rows = self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+            versions: dict[str, list[Fact]] = {}
+            for r in rows:
+                f = fact_from_props(r["fact"])
+                versions.setdefault(r["fact"]["timeline_key"], []).append(f)
+            self._locked_versions = (tenant_id, frozenset(keys), versions)
 
     def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
         rows = self._run(
@@ -220,7 +246,9 @@ class Neo4jLedgerTx:
         if not entity_ids:
             return {}
         rows = self._run("entities.get", tenant_id=tenant_id, entity_ids=sorted(entity_ids))
-        return {r["entity"]["entity_id"]: entity_from_props(tenant_id, r["entity"]) for r in rows}
+        found = {r["entity"]["entity_id"]: entity_from_props(tenant_id, r["entity"]) for r in rows}
+        self._entities.update(((tenant_id, k), e) for k, e in found.items())
+        return found
 
     def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
         if not entities:
@@ -233,6 +261,12 @@ class Neo4jLedgerTx:
                 )
             if (why := reserved_type_problem(e.entity_type)) is not None:
                 raise invalid(why, field="entity_type")  # never one of the store's labels
+        # Only new or changed ones: an existing entity keeps its properties but its type
+        # (ledger.write_batch), and an unchanged one needs no write (the insert locks it
+        # when a new version ends at it).
+        changed = [e for e in entities if self._entities.get((tenant_id, e.entity_id)) != e]
+        if not changed:
+            return
         rows = [
             {
                 "entity_id": e.entity_id,
@@ -242,14 +276,21 @@ class Neo4jLedgerTx:
                 "summary": e.summary,
                 "created_at": text(e.created_at),
             }
-            for e in sorted(entities, key=lambda e: e.entity_id)  # the global lock order
+            for e in sorted(changed, key=lambda e: e.entity_id)  # the global lock order
         ]
         self._tenant_of(tenant_id)
         self._buffer("entities", rows)
-        self._locked.update(e.entity_id for e in entities)
+        self._locked.update(e.entity_id for e in changed)
+        self._entities.update(((tenant_id, e.entity_id), e) for e in changed)
 
     def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
         out: dict[str, list[Fact]] = {k: [] for k in keys}
+        locked, self._locked_versions = self._locked_versions, None
+        if locked is not None and locked[0] == tenant_id and locked[1].issuperset(keys):
+            # What lock_timelines read with its locks: nothing was run or buffered since.
+            for k in keys:
+                out[k] = list(locked[2].get(k, []))
+            return out
         if keys:
             for r in self._run("ledger.current_versions", tenant_id=tenant_id, keys=list(keys)):
                 f = r["fact"]
