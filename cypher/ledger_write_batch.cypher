@@ -6,11 +6,13 @@
 // ledger calls them in and the one global lock order: entities (upserted, then the other
 // ends of new versions) → values → episodes. Timelines were locked before the ledger
 // decided (ledger.lock_timelines).
-// Entities to create or retype, sorted by id: the store leaves out those it read in this
-// transaction and that did not change, so an unchanged entity costs no write. The type
-// becomes a label too (:Entity:Customer): a dynamic label from a parameter, never text
-// formatted into the query, and the store checks it against the type-name pattern first.
-// Setting it only on create or match keeps the planner from buffering the rows (Eager).
+// The batch's entities, sorted by id: created, or given their (new) type. Writing the
+// type also holds each one's write lock, in the one global order, before the versions,
+// episodes and mentions that touch them. The type becomes a label too (:Entity:Customer):
+// a dynamic label from a parameter, never text formatted into the query, and the store
+// checks it against the type-name pattern first. Set within ON CREATE / ON MATCH, it
+// costs one Merge operator per row; a SET after the MERGE made the planner buffer every
+// row (Eager) and write each entity twice.
 CALL () {
   UNWIND $entities AS row
   MERGE (e:Entity {tenant_id: $tenant_id, entity_id: row.entity_id})

@@ -119,24 +119,6 @@ _STAGES = (
     "mentions",
 )
 _STAGE = {name: i for i, name in enumerate(_STAGES)}
-# The templates a ledger transaction runs that change no entity: the entities it has read
-# stay as read across them; any other (an erasure, a deletion) forgets them.
-_KEEP_ENTITIES = frozenset(
-    {
-        "entities.get",
-        "episodes.create",
-        "episodes.get",
-        "ledger.assertions",
-        "ledger.current_fact",
-        "ledger.current_versions",
-        "ledger.episode_timelines",
-        "ledger.episodes_occurred_at",
-        "ledger.holds_lease",
-        "ledger.lock_timelines",
-        "ledger.system_time",
-    }
-)
-
 
 class Neo4jLedgerTx:
     """The ledger primitives over one explicit (write) driver transaction.
@@ -156,9 +138,6 @@ class Neo4jLedgerTx:
         self._stage = -1  # the latest stage buffered
         self._retired_at: datetime | None = None
         self._tenant = ""  # the tenant of the buffered mutations
-        # Entities as this transaction read or wrote them: an upsert of one unchanged
-        # since is no write at all.
-        self._entities: dict[tuple[str, str], Entity] = {}
         # The versions ledger.lock_timelines returned with its locks, for the ledger's
         # current_versions call that follows; gone at the next write or read.
         self._locked_versions: tuple[str, frozenset[str], dict[str, list[Fact]]] | None = None
@@ -166,8 +145,6 @@ class Neo4jLedgerTx:
     def _run(self, name: str, **params: Any) -> list[Row]:
         self.flush()
         self._locked_versions = None
-        if name not in _KEEP_ENTITIES:
-            self._entities.clear()
         return self._conn.run(name, params, tx=self._tx)
 
     def _buffer(self, stage: str, rows: list[Any]) -> None:
@@ -246,9 +223,7 @@ class Neo4jLedgerTx:
         if not entity_ids:
             return {}
         rows = self._run("entities.get", tenant_id=tenant_id, entity_ids=sorted(entity_ids))
-        found = {r["entity"]["entity_id"]: entity_from_props(tenant_id, r["entity"]) for r in rows}
-        self._entities.update(((tenant_id, k), e) for k, e in found.items())
-        return found
+        return {r["entity"]["entity_id"]: entity_from_props(tenant_id, r["entity"]) for r in rows}
 
     def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
         if not entities:
@@ -261,12 +236,6 @@ class Neo4jLedgerTx:
                 )
             if (why := reserved_type_problem(e.entity_type)) is not None:
                 raise invalid(why, field="entity_type")  # never one of the store's labels
-        # Only new or changed ones: an existing entity keeps its properties but its type
-        # (ledger.write_batch), and an unchanged one needs no write (the insert locks it
-        # when a new version ends at it).
-        changed = [e for e in entities if self._entities.get((tenant_id, e.entity_id)) != e]
-        if not changed:
-            return
         rows = [
             {
                 "entity_id": e.entity_id,
@@ -276,12 +245,11 @@ class Neo4jLedgerTx:
                 "summary": e.summary,
                 "created_at": text(e.created_at),
             }
-            for e in sorted(changed, key=lambda e: e.entity_id)  # the global lock order
+            for e in sorted(entities, key=lambda e: e.entity_id)  # the global lock order
         ]
         self._tenant_of(tenant_id)
         self._buffer("entities", rows)
-        self._locked.update(e.entity_id for e in changed)
-        self._entities.update(((tenant_id, e.entity_id), e) for e in changed)
+        self._locked.update(e.entity_id for e in entities)
 
     def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
         out: dict[str, list[Fact]] = {k: [] for k in keys}
