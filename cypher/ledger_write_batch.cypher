@@ -2,11 +2,17 @@
 // params: tenant_id, entities, retire, retired_at, lock_entities, values, relations, literals, assertions, episodes, mentions
 // mode: write
 // Every mutation a ledger write decided on, in one round trip (graph/stores/neo4j/store.py
-// buffers them): each unit subquery below is one of the single-purpose ledger.* templates
-// and runs once, in this order, which is the order the ledger calls them in and the one
-// global lock order (ledger.lock_entities): entities (upserted, then the other ends of new
-// versions) → values → episodes. Timelines were locked before the ledger decided.
-// Entities to create or retype, sorted by id (see ledger.upsert_entities).
+// buffers them): each unit subquery below runs once, in this order, which is the order the
+// ledger calls them in and the one global lock order: entities (upserted, then the other
+// ends of new versions) → values → episodes. Timelines were locked before the ledger
+// decided (ledger.lock_timelines).
+// The batch's entities, sorted by id: created, or given their (new) type. Writing the
+// type also holds each one's write lock, in the one global order, before the versions,
+// episodes and mentions that touch them. The type becomes a label too (:Entity:Customer):
+// a dynamic label from a parameter, never text formatted into the query, and the store
+// checks it against the type-name pattern first. Set within ON CREATE / ON MATCH, it
+// costs one Merge operator per row; a SET after the MERGE made the planner buffer every
+// row (Eager) and write each entity twice.
 CALL () {
   UNWIND $entities AS row
   MERGE (e:Entity {tenant_id: $tenant_id, entity_id: row.entity_id})
@@ -15,12 +21,14 @@ CALL () {
       e.aliases = row.aliases,
       e.summary = row.summary,
       e.created_at = datetime(row.created_at),
-      e.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h')
-  SET e.entity_type = row.entity_type, e:$(row.entity_type)
+      e.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
+      e.entity_type = row.entity_type,
+      e:$(row.entity_type)
+    ON MATCH SET e.entity_type = row.entity_type, e:$(row.entity_type)
 }
 // Versions closed in system time; dropping open_key frees the timeline's open slot for
 // the version that replaces it below; current and scope_current go too, so the search
-// indexes stop offering it for the present (see ledger.retire_versions).
+// indexes stop offering it for the present.
 CALL () {
   UNWIND $retire AS vid
   MATCH ()-[r:FACT {version_id: vid}]->()
@@ -58,7 +66,8 @@ CALL () {
   CREATE (s)-[r:FACT]->(v)
   // include: fact_version_set
 }
-// Ledger entries (see ledger.append_assertions).
+// Ledger entries, one node each; times arrive as text: datetime() here costs less than
+// the Python driver packing DATETIME values.
 CALL () {
   UNWIND $assertions AS row
   CREATE (a:Assertion)
@@ -73,7 +82,8 @@ CALL () {
       a.source_episode_id = row.source_episode_id,
       a.payload = row.payload
 }
-// Episodes last in the lock order, sorted, then the mentions (see ledger.mention).
+// Episodes last in the lock order, sorted, then the mentions (the entities are locked
+// above, or by the MERGE of the mention itself).
 CALL () {
   UNWIND $episodes AS id
   MATCH (e:Episode {tenant_id: $tenant_id, episode_id: id})

@@ -80,7 +80,6 @@ TEMPLATES = {
     "facts.by_tenant",
     "facts.history",
     "graph.hop",
-    "ledger.append_assertions",
     "ledger.assertions",
     "ledger.current_fact",
     "ledger.current_versions",
@@ -89,16 +88,11 @@ TEMPLATES = {
     "ledger.doomed_endpoints",
     "ledger.episode_timelines",
     "ledger.episodes_occurred_at",
-    "ledger.insert_relation_versions",
-    "ledger.insert_value_versions",
     "ledger.lock_entities",
     "ledger.lock_episodes",
     "ledger.lock_values",
     "ledger.lock_timelines",
-    "ledger.mention",
-    "ledger.retire_versions",
     "ledger.system_time",
-    "ledger.upsert_entities",
     "ledger.write_batch",
     "schema.setup",
     "schemas.get",
@@ -126,7 +120,6 @@ _STAGES = (
 )
 _STAGE = {name: i for i, name in enumerate(_STAGES)}
 
-
 class Neo4jLedgerTx:
     """The ledger primitives over one explicit (write) driver transaction.
 
@@ -145,12 +138,17 @@ class Neo4jLedgerTx:
         self._stage = -1  # the latest stage buffered
         self._retired_at: datetime | None = None
         self._tenant = ""  # the tenant of the buffered mutations
+        # The versions ledger.lock_timelines returned with its locks, for the ledger's
+        # current_versions call that follows; gone at the next write or read.
+        self._locked_versions: tuple[str, frozenset[str], dict[str, list[Fact]]] | None = None
 
     def _run(self, name: str, **params: Any) -> list[Row]:
         self.flush()
+        self._locked_versions = None
         return self._conn.run(name, params, tx=self._tx)
 
     def _buffer(self, stage: str, rows: list[Any]) -> None:
+        self._locked_versions = None
         if _STAGE[stage] < self._stage or (_STAGE[stage] == self._stage and stage in self._pending):
             self.flush()  # keep the order the ledger asked for
         self._pending.setdefault(stage, []).extend(rows)
@@ -175,7 +173,12 @@ class Neo4jLedgerTx:
 
     def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
         if keys:
-            self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+            rows = self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+            versions: dict[str, list[Fact]] = {}
+            for r in rows:
+                f = fact_from_props(r["fact"])
+                versions.setdefault(r["fact"]["timeline_key"], []).append(f)
+            self._locked_versions = (tenant_id, frozenset(keys), versions)
 
     def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
         rows = self._run(
@@ -250,6 +253,12 @@ class Neo4jLedgerTx:
 
     def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
         out: dict[str, list[Fact]] = {k: [] for k in keys}
+        locked, self._locked_versions = self._locked_versions, None
+        if locked is not None and locked[0] == tenant_id and locked[1].issuperset(keys):
+            # What lock_timelines read with its locks: nothing was run or buffered since.
+            for k in keys:
+                out[k] = list(locked[2].get(k, []))
+            return out
         if keys:
             for r in self._run("ledger.current_versions", tenant_id=tenant_id, keys=list(keys)):
                 f = r["fact"]
