@@ -12,9 +12,11 @@ so what other tenants hold changes neither a tenant's results nor their cost:
 
 What the indexes cannot filter is checked on the rows they return: valid time (as_of),
 and for a past known_at the system-time window (the index then offers every version of
-the tenant). Such a query fetches ``4 * limit`` (at least 64) rows, and four times more
-while too few are in the window, up to ``_MAX_FETCH`` rows of this tenant: a tenant whose
-own versions outside the window outnumber that can get fewer hits for a past window.
+the tenant). A search of the present (as_of = known_at = now) fetches a quarter more rows
+than it needs (only facts whose validity ended or has not begun are hidden), any other
+``4 * limit`` (at least 64); then four times more while too few are in the window, up to
+``_MAX_FETCH`` rows of this tenant: a tenant whose own versions outside the window
+outnumber that can get fewer hits for a past window.
 
 Vectors are written by :meth:`Neo4jSearch.index_pending` (the indexer, off the request
 path), never by the write path: it embeds what was recorded since a per-process watermark
@@ -243,11 +245,12 @@ class Neo4jSearch:
 
     # -- candidates --------------------------------------------------------------------
     def _widening(
-        self, name: str, params: dict[str, Any], limit: int, *, cosine: bool = False
+        self, name: str, params: dict[str, Any], limit: int, window: Window, *,
+        cosine: bool = False,
     ) -> list[Hit]:
         """Run an index query with a growing ``fetch`` until ``limit`` visible items are
         found or the index has nothing more; keep each item's best score."""
-        fetch = _first_fetch(limit)
+        fetch = _first_fetch(limit, window)
         while True:
             hits = _hits(self._s(name, {**params, "fetch": fetch}), fetch, limit, cosine=cosine)
             if hits is not None:
@@ -266,7 +269,7 @@ class Neo4jSearch:
         }
         if kind == ItemKind.FACT:
             params["as_of"] = utc(window.as_of)
-        return self._widening(_FULLTEXT[kind], params, limit)
+        return self._widening(_FULLTEXT[kind], params, limit, window)
 
     def vector_search(
         self,
@@ -289,7 +292,7 @@ class Neo4jSearch:
         name = _VECTOR[kind]
         if kind == ItemKind.FACT and not window.latest:
             name = "search.vector_facts_past"
-        return self._widening(name, params, limit, cosine=True)
+        return self._widening(name, params, limit, window, cosine=True)
 
     # -- items -------------------------------------------------------------------------
     def facts_by_id(
@@ -400,7 +403,12 @@ class Neo4jSearch:
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
 
-def _first_fetch(limit: int) -> int:
+def _first_fetch(limit: int, window: Window) -> int:
+    """Rows of the first index call. In the present the indexes filter all but valid
+    time, so nearly every row is visible; each row costs (the vector search most), and
+    the widening covers a tenant with many facts whose validity ended."""
+    if window.latest and window.as_of == window.known_at:
+        return limit + max(limit // 4, 8)
     return max(limit * _FETCH_GROWTH, 64)
 
 
@@ -472,7 +480,7 @@ class _Gathered(Neo4jSearch):
         window: Window,
         limit: int,
     ) -> None:
-        fetch = _first_fetch(limit)
+        fetch = _first_fetch(limit, window)
         vec = None if vector is None else [float(x) for x in vector]
         queries = {
             kind: _lucene(tenant_id, kind, terms, window) if terms else None for kind in ItemKind
@@ -498,7 +506,10 @@ class _Gathered(Neo4jSearch):
         self._cand_fetch = fetch
         self._cand_rows = grouped
 
-    def _cand_hits(self, kind: ItemKind, signal: str, limit: int, *, cosine: bool) -> list[Hit] | None:
+    def _cand_hits(
+        self, kind: ItemKind, signal: str, limit: int, *, cosine: bool
+    ) -> list[Hit] | None:
+        """The prefetched rows' answer for one index; None: a larger fetch is needed."""
         row = self._cand_rows.get((kind.value, signal))
         if row is None:  # the index gave no row at all
             return _best([], 0, self._cand_fetch, limit, cosine=cosine)
