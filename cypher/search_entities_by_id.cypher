@@ -4,4 +4,6 @@
 UNWIND $entity_ids AS id
 MATCH (e:Entity {tenant_id: $tenant_id, entity_id: id})
 WHERE e.created_at <= $known_at
-RETURN e {.entity_id, .entity_type, .name, .aliases, .summary, .created_at} AS entity
+RETURN
+// include: entity_fields
+AS entity

@@ -17,4 +17,7 @@ CALL () {
          coalesce(r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
            AND r.recorded_at <= $known_at, false) AS ok
 }
-RETURN kind, signal, item_id, score, ok
+// One row per index: how many rows it gave (fewer than $fetch: it has nothing more) and
+// the visible ones, so that hundreds of rows do not cross the wire one by one.
+WITH kind, signal, count(*) AS n, collect(CASE WHEN ok THEN [item_id, score] END) AS hits
+RETURN kind, signal, n, hits

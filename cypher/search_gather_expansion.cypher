@@ -88,19 +88,20 @@ WITH facts, frontier, around, mentioning, mentions, neighbours,
 CALL (episode_scope) {
   UNWIND episode_scope AS id
   WITH DISTINCT id
-  MATCH (e:Episode {tenant_id: $tenant_id, episode_id: id})
+  OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, episode_id: id})
   WHERE e.recorded_at <= $known_at
-  RETURN collect(e {.tenant_id, .episode_id, .kind, .source, .content_json, .content_hash,
-    .occurred_at, .session_id, .metadata_json, .recorded_at, .status, .attempts,
-    .last_error, .rejected_json}) AS episodes
+  RETURN collect(id) AS episode_ids_read, collect(
+// include: episode_fields
+  ) AS episodes
 }
 CALL (entity_scope) {
   UNWIND entity_scope AS id
   WITH DISTINCT id
-  MATCH (e:Entity {tenant_id: $tenant_id, entity_id: id})
+  OPTIONAL MATCH (e:Entity {tenant_id: $tenant_id, entity_id: id})
   WHERE e.created_at <= $known_at
-  RETURN collect(e {.entity_id, .entity_type, .name, .aliases, .summary, .created_at})
-    AS entities
+  RETURN collect(id) AS entity_ids_read, collect(
+// include: entity_fields
+  ) AS entities
 }
 RETURN facts, frontier, around, mentioning, mentions, neighbours, episodes, entities,
-  episode_scope, entity_scope
+  episode_ids_read AS episode_scope, entity_ids_read AS entity_scope

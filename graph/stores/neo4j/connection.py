@@ -183,11 +183,16 @@ class Neo4jConnection:
         params: Mapping[str, Any],
         *,
         tx: Transaction | ManagedTransaction | None = None,
+        plain: bool = False,
     ) -> list[Row]:
         """Run one template: inside ``tx`` when given, else as its own managed transaction
         (routed READ or WRITE by the template's mode; the driver retries transient errors).
         Inside a managed read (:meth:`read`) driver errors are left to the driver, which
-        retries the whole work on a retryable one; :meth:`read` translates the rest."""
+        retries the whole work on a retryable one; :meth:`read` translates the rest.
+
+        ``plain``: the rows as the driver decoded them, for a template that returns no
+        nodes, relationships or paths; ``Record.data()`` walks every nested value to convert
+        those, which costs more than the query on the search's large nested rows."""
         t = self._template(name, params)
         rows: list[Row] = []
         managed = isinstance(tx, ManagedTransaction)
@@ -198,7 +203,8 @@ class Neo4jConnection:
             for statement, names in zip(t.statements, t.statement_params, strict=True):
                 used = {k: params[k] for k in names}
                 if tx is not None:
-                    rows = tx.run(statement, used).data()
+                    result = tx.run(statement, used)
+                    rows = [dict(r) for r in result] if plain else result.data()
                 else:
                     records, _, _ = self.driver.execute_query(
                         statement,
@@ -206,7 +212,7 @@ class Neo4jConnection:
                         database_=self.database,
                         routing_=RoutingControl.READ if t.mode == "read" else RoutingControl.WRITE,
                     )
-                    rows = [r.data() for r in records]
+                    rows = [dict(r) if plain else r.data() for r in records]
         return rows
 
     def read(self, work: Callable[[ManagedTransaction], T]) -> T:

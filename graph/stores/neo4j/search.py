@@ -12,9 +12,11 @@ so what other tenants hold changes neither a tenant's results nor their cost:
 
 What the indexes cannot filter is checked on the rows they return: valid time (as_of),
 and for a past known_at the system-time window (the index then offers every version of
-the tenant). Such a query fetches ``4 * limit`` (at least 64) rows, and four times more
-while too few are in the window, up to ``_MAX_FETCH`` rows of this tenant: a tenant whose
-own versions outside the window outnumber that can get fewer hits for a past window.
+the tenant). A search of the present (as_of = known_at = now) fetches a quarter more rows
+than it needs (only facts whose validity ended or has not begun are hidden), any other
+``4 * limit`` (at least 64); then four times more while too few are in the window, up to
+``_MAX_FETCH`` rows of this tenant: a tenant whose own versions outside the window
+outnumber that can get fewer hits for a past window.
 
 Vectors are written by :meth:`Neo4jSearch.index_pending` (the indexer, off the request
 path), never by the write path: it embeds what was recorded since a per-process watermark
@@ -26,7 +28,7 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -145,7 +147,8 @@ class Neo4jSearch:
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
             self.init()
-        return self.conn.run(name, params, tx=self._tx)
+        # The search templates return values, maps and lists only (no graph types).
+        return self.conn.run(name, params, tx=self._tx, plain=True)
 
     def gather(self, work: Callable[[GatheredReads], T]) -> T:
         """Run one search's reads in one read transaction, through a view that fetches the
@@ -242,11 +245,12 @@ class Neo4jSearch:
 
     # -- candidates --------------------------------------------------------------------
     def _widening(
-        self, name: str, params: dict[str, Any], limit: int, *, cosine: bool = False
+        self, name: str, params: dict[str, Any], limit: int, window: Window, *,
+        cosine: bool = False,
     ) -> list[Hit]:
         """Run an index query with a growing ``fetch`` until ``limit`` visible items are
         found or the index has nothing more; keep each item's best score."""
-        fetch = _first_fetch(limit)
+        fetch = _first_fetch(limit, window)
         while True:
             hits = _hits(self._s(name, {**params, "fetch": fetch}), fetch, limit, cosine=cosine)
             if hits is not None:
@@ -265,7 +269,7 @@ class Neo4jSearch:
         }
         if kind == ItemKind.FACT:
             params["as_of"] = utc(window.as_of)
-        return self._widening(_FULLTEXT[kind], params, limit)
+        return self._widening(_FULLTEXT[kind], params, limit, window)
 
     def vector_search(
         self,
@@ -288,7 +292,7 @@ class Neo4jSearch:
         name = _VECTOR[kind]
         if kind == ItemKind.FACT and not window.latest:
             name = "search.vector_facts_past"
-        return self._widening(name, params, limit, cosine=True)
+        return self._widening(name, params, limit, window, cosine=True)
 
     # -- items -------------------------------------------------------------------------
     def facts_by_id(
@@ -399,21 +403,33 @@ class Neo4jSearch:
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
 
-def _first_fetch(limit: int) -> int:
+def _first_fetch(limit: int, window: Window) -> int:
+    """Rows of the first index call. In the present the indexes filter all but valid
+    time, so nearly every row is visible; each row costs (the vector search most), and
+    the widening covers a tenant with many facts whose validity ended."""
+    if window.latest and window.as_of == window.known_at:
+        return limit + max(limit // 4, 8)
     return max(limit * _FETCH_GROWTH, 64)
 
 
 def _hits(rows: Sequence[Row], fetch: int, limit: int, *, cosine: bool) -> list[Hit] | None:
     """The best ``limit`` visible items of one index query's rows, each at its best score;
     None when too few were visible and a larger fetch could find more."""
+    visible = [(r["item_id"], r["score"]) for r in rows if r["ok"]]
+    return _best(visible, len(rows), fetch, limit, cosine=cosine)
+
+
+def _best(
+    visible: Iterable[Sequence[Any]], n: int, fetch: int, limit: int, *, cosine: bool
+) -> list[Hit] | None:
+    """:func:`_hits` of the visible ``[item_id, score]`` pairs among ``n`` rows."""
     best: dict[str, float] = {}
-    for r in rows:
-        if r["ok"]:
-            # Neo4j's cosine score is (1 + cos) / 2; search compares cosines.
-            s = 2.0 * float(r["score"]) - 1.0 if cosine else float(r["score"])
-            if s > best.get(r["item_id"], float("-inf")):
-                best[r["item_id"]] = s
-    if len(best) >= limit or len(rows) < fetch or fetch >= _MAX_FETCH:
+    for item_id, score in visible:
+        # Neo4j's cosine score is (1 + cos) / 2; search compares cosines.
+        s = 2.0 * float(score) - 1.0 if cosine else float(score)
+        if s > best.get(item_id, float("-inf")):
+            best[item_id] = s
+    if len(best) >= limit or n < fetch or fetch >= _MAX_FETCH:
         ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
         return [Hit(i, s) for i, s in ranked[:limit]]
     return None
@@ -448,7 +464,7 @@ class _Gathered(Neo4jSearch):
         self._cand_vector: list[float] | None = None
         self._cand_model = ""
         self._cand_fetch = 0
-        self._cand_rows: dict[tuple[str, str], list[Row]] = {}
+        self._cand_rows: dict[tuple[str, str], Row] = {}
         self._x_key: tuple[Any, ...] | None = None
         self._x: Row = {}
         self._x_facts: dict[str, Fact] | None = None
@@ -464,7 +480,7 @@ class _Gathered(Neo4jSearch):
         window: Window,
         limit: int,
     ) -> None:
-        fetch = _first_fetch(limit)
+        fetch = _first_fetch(limit, window)
         vec = None if vector is None else [float(x) for x in vector]
         queries = {
             kind: _lucene(tenant_id, kind, terms, window) if terms else None for kind in ItemKind
@@ -483,21 +499,27 @@ class _Gathered(Neo4jSearch):
                 "known_at": utc(window.known_at),
             },
         )
-        grouped: dict[tuple[str, str], list[Row]] = {}
-        for r in rows:
-            grouped.setdefault((r["kind"], r["signal"]), []).append(r)
+        grouped = {(r["kind"], r["signal"]): r for r in rows}
         self._cand_key = (tenant_id, tuple(terms), window, limit)
         self._cand_vector = vec
         self._cand_model = model
         self._cand_fetch = fetch
         self._cand_rows = grouped
 
+    def _cand_hits(
+        self, kind: ItemKind, signal: str, limit: int, *, cosine: bool
+    ) -> list[Hit] | None:
+        """The prefetched rows' answer for one index; None: a larger fetch is needed."""
+        row = self._cand_rows.get((kind.value, signal))
+        if row is None:  # the index gave no row at all
+            return _best([], 0, self._cand_fetch, limit, cosine=cosine)
+        return _best(row["hits"], int(row["n"]), self._cand_fetch, limit, cosine=cosine)
+
     def fulltext(
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
     ) -> list[Hit]:
         if self._cand_key == (tenant_id, tuple(terms), window, limit):
-            rows = self._cand_rows.get((kind.value, "bm25"), [])
-            hits = _hits(rows, self._cand_fetch, limit, cosine=False) if terms else []
+            hits = self._cand_hits(kind, "bm25", limit, cosine=False) if terms else []
             if hits is not None:
                 return hits
         return super().fulltext(
@@ -521,8 +543,7 @@ class _Gathered(Neo4jSearch):
             and self._cand_model == model
             and self._cand_vector == [float(x) for x in vector]
         ):
-            rows = self._cand_rows.get((kind.value, "vector"), [])
-            hits = _hits(rows, self._cand_fetch, limit, cosine=True)
+            hits = self._cand_hits(kind, "vector", limit, cosine=True)
             if hits is not None:
                 return hits
         return super().vector_search(
