@@ -122,6 +122,22 @@ CREATE TRIGGER IF NOT EXISTS search_vectors_ad AFTER DELETE ON search_vectors BE
 END;
 CREATE INDEX IF NOT EXISTS search_vectors_tenant ON search_vectors (tenant_id, model);
 
+-- Docs deleted or rewritten so far, per kind (no tenant: nothing of one stays behind a
+-- purge). With a tenant's highest doc it tells the in-process document-frequency cache
+-- whether its counts still hold: inserts only add rows above that doc.
+CREATE TABLE IF NOT EXISTS search_doc_changes (
+  kind TEXT PRIMARY KEY, changed INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS search_docs_changed_ad AFTER DELETE ON search_docs BEGIN
+  INSERT INTO search_doc_changes (kind, changed) VALUES (old.kind, 1)
+  ON CONFLICT (kind) DO UPDATE SET changed = changed + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS search_docs_changed_au AFTER UPDATE OF scope, body ON search_docs
+BEGIN
+  INSERT INTO search_doc_changes (kind, changed) VALUES (old.kind, 1)
+  ON CONFLICT (kind) DO UPDATE SET changed = changed + 1;
+END;
+
 CREATE TRIGGER IF NOT EXISTS search_docs_ai AFTER INSERT ON search_docs BEGIN
   INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
 END;
@@ -249,6 +265,29 @@ ORDER BY g.tenant_id, g.kind
 """
 
 
+# What tells whether cached document counts still hold: docs ever written (index-wide),
+# the tenant's highest doc, and the docs of this kind deleted or rewritten so far.
+_DOC_STATE_SQL = (
+    "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'), 0) AS total,"
+    " COALESCE((SELECT max(doc) FROM search_docs WHERE tenant_id = :tenant), 0) AS top,"
+    " COALESCE((SELECT changed FROM search_doc_changes WHERE kind = :kind), 0) AS changed"
+)
+_MAX_CACHED_TERMS = 10_000  # per cache; past it the cache starts again
+_MAX_CACHED_SCOPES = 64  # (tenant, kind) scopes whose counts are kept (least recent go)
+
+
+class _DocCounts:
+    """Document frequencies within one scope (one tenant's items of one kind): per term
+    (``None``: every row of the scope) the count and the highest doc it covers. Docs only
+    get higher ids, so a count stays exact while no doc of the kind is deleted or
+    rewritten (``changed``); docs written since are counted on top of it. Never shared
+    between scopes: one tenant's rows must not decide another's terms."""
+
+    def __init__(self, changed: int) -> None:
+        self.changed = changed
+        self.rows: dict[str | None, tuple[int, int]] = {}
+
+
 def _facts_sql(where: str) -> str:
     return f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND {where}"  # noqa: S608
 
@@ -301,10 +340,12 @@ class SqliteSearch:
         self._marks: dict[tuple[str, str], int] = {}
         # Per model: every doc at or below it has a vector (see pending()).
         self._pending_low: dict[str, int] = {}
-        # The last answer of _informative, while no doc has been written.
-        self._terms_memo: tuple[tuple[str, tuple[str, ...], int, int], tuple[str, ...]] | None = (
-            None
-        )
+        # Document frequencies for _informative: how the tokenizer stores each query word,
+        # index-wide counts (while no doc is written), counts per scope (see _DocCounts).
+        self._lock = threading.Lock()
+        self._token_cache: dict[str, tuple[str, ...]] = {}
+        self._vocab: tuple[int, dict[str, int]] = (-1, {})
+        self._df: OrderedDict[str, _DocCounts] = OrderedDict()
 
     # -- indexing ----------------------------------------------------------------------
     def index_pending(
@@ -389,7 +430,7 @@ class SqliteSearch:
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
     ) -> list[Hit]:
         scope = scope_token(tenant_id, kind)
-        words = self._informative(scope, terms)
+        words = self._informative(tenant_id, kind, terms)
         if not words:
             return []
         params = {
@@ -407,7 +448,7 @@ class SqliteSearch:
                 return hits[:limit]
             fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
 
-    def _informative(self, scope: str, terms: Sequence[str]) -> list[str]:
+    def _informative(self, tenant_id: str, kind: ItemKind, terms: Sequence[str]) -> list[str]:
         """The terms minus the very common ones — in half the rows of this tenant's scope
         or more, and in thousands: BM25 gives them an IDF of about zero
         (log((N - n + 0.5) / (n + 0.5))), so leaving them out hardly changes a ranking,
@@ -416,55 +457,94 @@ class SqliteSearch:
 
         Counted within the scope (one tenant's items of one kind): another tenant's rows
         must not decide which of this tenant's words count. The index-wide count from
-        fts5vocab (one seek) only picks the terms worth counting in the scope."""
+        fts5vocab (one seek) only picks the terms worth counting in the scope: a term in
+        fewer than _COMMON_DF rows of the index is in fewer in the scope. Counts are cached
+        per scope (:class:`_DocCounts`), so a search pays one statement here once its
+        words have been seen."""
         if len(terms) < 2:
             return list(terms)
-        seq = self.conn.read("SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'")
-        total = int(
-            seq[0]["seq"]
-            if seq
-            else self.conn.read("SELECT count(*) AS n FROM search_docs")[0]["n"]
-        )
-        # One question searches three kinds with the same words: remember the last answer
-        # while no doc has been written.
-        memo = self._terms_memo
-        if memo is not None and memo[0] == (scope, tuple(terms), total, _COMMON_DF):
-            return list(memo[1])
-        for sql in _TOKENIZER_SQL:
-            self.conn.read(sql)
-        for i, t in enumerate(terms):
-            self.conn.read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
-        tokens: dict[int, list[str]] = {}
-        for r in self.conn.read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset"):
-            tokens.setdefault(int(r["doc"]), []).append(r["term"])
-        df: dict[str, int] = {}
-        for tok in sorted({tok for toks in tokens.values() for tok in toks}):
-            # One equality lookup per token: fts5vocab seeks "term =", but scans for "IN".
-            found = self.conn.read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
-            df[tok] = int(found[0]["doc"]) if found else 0
-        weight = {
-            t: min((df.get(tok, 0) for tok in tokens.get(i + 1, [t])), default=0)
-            for i, t in enumerate(terms)
-        }
-        # ``total`` counts docs ever written (AUTOINCREMENT): at least the rows there are,
-        # so a term common in the scope is also common index-wide; only those are counted
-        # again within the scope.
-        common = [t for t in terms if 2 * weight[t] >= total and weight[t] >= _COMMON_DF]
+        scope = scope_token(tenant_id, kind)
+        state = self.conn.read(_DOC_STATE_SQL, {"tenant": tenant_id, "kind": kind.value})[0]
+        total, top, changed = int(state["total"]), int(state["top"]), int(state["changed"])
+        tokens = self._tokens(terms)
+        df = self._index_df(sorted({tok for t in terms for tok in tokens[t]}), total)
+        weight = {t: min((df[tok] for tok in tokens[t]), default=0) for t in terms}
+        common = [t for t in terms if weight[t] >= _COMMON_DF]
         if common:
-            in_scope = self._count(f'scope : "{scope}"')
+            in_scope = self._scope_count(scope, None, top=top, changed=changed)
             for t in common:
-                weight[t] = self._count(fts5_query(scope, [t]))
+                weight[t] = self._scope_count(scope, t, top=top, changed=changed)
             common = [t for t in common if 2 * weight[t] >= in_scope and weight[t] >= _COMMON_DF]
         kept = [t for t in terms if t not in common]
-        out = kept or [min(terms, key=lambda t: weight[t])]
-        self._terms_memo = ((scope, tuple(terms), total, _COMMON_DF), tuple(out))
+        return kept or [min(terms, key=lambda t: weight[t])]
+
+    def _tokens(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """How the index's own tokenizer stores each term (remembered: it never changes)."""
+        cache = self._token_cache
+        missing = [t for t in dict.fromkeys(terms) if t not in cache]
+        if missing:
+            for sql in _TOKENIZER_SQL:
+                self.conn.read(sql)
+            for i, t in enumerate(missing):
+                self.conn.read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
+            found: dict[int, list[str]] = {}
+            rows = self.conn.read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset")
+            for r in rows:
+                found.setdefault(int(r["doc"]), []).append(r["term"])
+            with self._lock:
+                if len(cache) + len(missing) > _MAX_CACHED_TERMS:
+                    cache.clear()
+                for i, t in enumerate(missing):
+                    cache[t] = tuple(found.get(i + 1, ()))
+        return {t: cache.get(t, ()) for t in terms}
+
+    def _index_df(self, tokens: Sequence[str], total: int) -> dict[str, int]:
+        """Rows holding each token, index-wide (fts5vocab). Remembered while no doc has
+        been written anywhere (``total`` unchanged); a delete since can only have made a
+        remembered count too high, which costs a count within the scope, never a term."""
+        with self._lock:
+            if self._vocab[0] != total or len(self._vocab[1]) > _MAX_CACHED_TERMS:
+                self._vocab = (total, {})
+            known = self._vocab[1]
+            out = {tok: known[tok] for tok in tokens if tok in known}
+        for tok in tokens:
+            if tok not in out:
+                # One equality lookup per token: fts5vocab seeks "term =", but scans "IN".
+                found = self.conn.read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
+                out[tok] = int(found[0]["doc"]) if found else 0
+        with self._lock:
+            if self._vocab[0] == total:
+                self._vocab[1].update(out)
         return out
 
-    def _count(self, match: str) -> int:
+    def _scope_count(self, scope: str, term: str | None, *, top: int, changed: int) -> int:
+        """Rows of ``scope`` (holding ``term``, if given) among docs up to ``top``. Exact:
+        a count cached for a lower top is topped up by counting the docs above it only."""
+        with self._lock:
+            counts = self._df.get(scope)
+            if counts is None or counts.changed != changed:
+                counts = self._df[scope] = _DocCounts(changed)
+            self._df.move_to_end(scope)
+            while len(self._df) > _MAX_CACHED_SCOPES:
+                self._df.popitem(last=False)
+            cached = counts.rows.get(term)
+        if cached is not None and cached[1] == top:
+            return cached[0]
+        base, since = cached if cached is not None and cached[1] < top else (0, 0)
+        match = f'scope : "{scope}"' if term is None else fts5_query(scope, [term])
         rows = self.conn.read(
-            "SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?", (match,)
+            "SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"
+            " AND rowid > ? AND rowid <= ?",
+            (match, since, top),
         )
-        return int(rows[0]["n"])
+        n = base + int(rows[0]["n"])
+        with self._lock:
+            held = counts.rows.get(term)
+            if held is None or held[1] < top:
+                if len(counts.rows) >= _MAX_CACHED_TERMS:
+                    counts.rows.clear()
+                counts.rows[term] = (n, top)
+        return n
 
     def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
         key = (tenant_id, kind.value, model)
