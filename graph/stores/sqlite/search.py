@@ -164,6 +164,10 @@ END;
 -- by fact_id at any system time (search's window filter, the delete trigger) need an
 -- index the ledger's partial ones cannot serve.
 CREATE INDEX IF NOT EXISTS search_facts_id ON facts (tenant_id, fact_id);
+-- Every version of a timeline, retired ones included (facts_sourced_by: the staleness
+-- check of a search's episodes); the ledger's timeline indexes hold current rows only,
+-- and without this the check scanned the tenant's facts (~100 ms at 100k facts).
+CREATE INDEX IF NOT EXISTS search_facts_timeline ON facts (tenant_id, timeline_key);
 CREATE TRIGGER IF NOT EXISTS search_facts_ad AFTER DELETE ON facts
 WHEN NOT EXISTS (SELECT 1 FROM facts WHERE tenant_id = old.tenant_id AND fact_id = old.fact_id)
 BEGIN
@@ -764,7 +768,10 @@ class SqliteSearch:
         if not entity_ids:
             return []
         rows = self.conn.read(
-            "SELECT m.episode_id, m.entity_id FROM episode_mentions m JOIN episodes e"  # noqa: S608
+            # INDEXED BY: without statistics the planner walks the tenant's whole primary
+            # key instead (4 ms rather than 0.1 at 32k mentions).
+            "SELECT m.episode_id, m.entity_id FROM episode_mentions m"  # noqa: S608
+            " INDEXED BY mentions_entity JOIN episodes e"
             " ON e.tenant_id = m.tenant_id AND e.episode_id = m.episode_id"
             f" WHERE m.tenant_id = :tenant AND m.entity_id IN {_IDS}"
             " AND e.recorded_at <= :known_at ORDER BY e.occurred_at DESC, e.episode_id"
@@ -781,42 +788,46 @@ class SqliteSearch:
     def session_neighbors(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime, radius: int
     ) -> list[tuple[str, str, int]]:
-        if radius < 1:
+        if radius < 1 or not episode_ids:
             return []
-        out: list[tuple[str, str, int]] = []
-        for eid in sorted(set(episode_ids)):
-            me = self.conn.read(
-                "SELECT session_id, occurred_at, recorded_at FROM episodes"
-                " WHERE tenant_id = ? AND episode_id = ? AND session_id IS NOT NULL",
-                (tenant_id, eid),
-            )
-            if not me:
-                continue
-            p = {
+        # One statement for every episode (a search asks for twenty): each one's turns
+        # before and after, as JSON lists of [occurred_at, recorded_at, id].
+        rows = self.conn.read(
+            _NEIGHBOURS_SQL,
+            {
                 "tenant": tenant_id,
-                "session": me[0]["session_id"],
-                "o": me[0]["occurred_at"],
-                "r": me[0]["recorded_at"],
+                "ids": _ids(episode_ids),
                 "known_at": to_db(known_at),
                 "radius": radius,
-            }
-            for sql, sign in ((_BEFORE_SQL, -1), (_AFTER_SQL, 1)):
-                rows = self.conn.read(sql, p)
-                out.extend((eid, row["episode_id"], sign * i) for i, row in enumerate(rows, 1))
+            },
+        )
+        out: list[tuple[str, str, int]] = []
+        for row in rows:
+            for column, sign in (("before", -1), ("after", 1)):
+                turns = json.loads(row[column]) if row[column] else []
+                # Nearest first; json_group_array need not keep the subquery's order.
+                turns.sort(key=lambda t: (t[0], t[1]), reverse=sign < 0)
+                out.extend((row["eid"], t[2], sign * i) for i, t in enumerate(turns, 1))
         return out
 
 
 _SESSION = (
-    "SELECT episode_id FROM episodes WHERE tenant_id = :tenant AND session_id = :session"
+    "SELECT occurred_at AS o, recorded_at AS r, episode_id AS id FROM episodes"
+    " WHERE tenant_id = me.tenant_id AND session_id = me.session_id"
     " AND recorded_at <= :known_at AND "
 )
-_BEFORE_SQL = (
-    _SESSION + "(occurred_at, recorded_at) < (:o, :r)"
-    " ORDER BY occurred_at DESC, recorded_at DESC LIMIT :radius"
-)
-_AFTER_SQL = (
-    _SESSION + "(occurred_at, recorded_at) > (:o, :r)"
-    " ORDER BY occurred_at, recorded_at LIMIT :radius"
+_NEIGHBOURS_SQL = (
+    "SELECT me.episode_id AS eid,"  # noqa: S608
+    " (SELECT json_group_array(json_array(o, r, id)) FROM ("
+    + _SESSION
+    + "(occurred_at, recorded_at) < (me.occurred_at, me.recorded_at)"
+    " ORDER BY occurred_at DESC, recorded_at DESC LIMIT :radius)) AS before,"
+    " (SELECT json_group_array(json_array(o, r, id)) FROM ("
+    + _SESSION
+    + "(occurred_at, recorded_at) > (me.occurred_at, me.recorded_at)"
+    " ORDER BY occurred_at, recorded_at LIMIT :radius)) AS after"
+    f" FROM episodes me WHERE me.tenant_id = :tenant AND me.episode_id IN {_IDS}"
+    " AND me.session_id IS NOT NULL ORDER BY me.episode_id"
 )
 
 
