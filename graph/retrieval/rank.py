@@ -99,7 +99,7 @@ def _power_iteration(
     dst_a = np.asarray(dst, dtype=np.intp)
     w_a = np.asarray(w, dtype=float)
     out_weight = np.bincount(src_a, weights=w_a, minlength=n)
-    dangling = out_weight == 0
+    dangling = np.flatnonzero(out_weight == 0)
     step = w_a / out_weight[src_a] if len(w_a) else w_a  # row-normalised edge weights
     p = np.array([weights.get(node, 0.0) for node in nodes], dtype=float)
     p /= p.sum()
