@@ -519,7 +519,8 @@ class SqliteSearch:
     def _tokens(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """How the index's own tokenizer stores each term (remembered: it never changes)."""
         cache = self._token_cache
-        missing = [t for t in dict.fromkeys(terms) if t not in cache]
+        out = {t: toks for t in terms if (toks := cache.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(terms) if t not in out]
         if missing:
             for sql in _TOKENIZER_SQL:
                 self.conn.read(sql)
@@ -533,8 +534,8 @@ class SqliteSearch:
                 if len(cache) + len(missing) > _MAX_CACHED_TERMS:
                     cache.clear()
                 for i, t in enumerate(missing):
-                    cache[t] = tuple(found.get(i + 1, ()))
-        return {t: cache.get(t, ()) for t in terms}
+                    out[t] = cache[t] = tuple(found.get(i + 1, ()))
+        return out
 
     def _index_df(self, tokens: Sequence[str], total: int) -> dict[str, int]:
         """Rows holding each token, index-wide (fts5vocab). Remembered while no doc has
