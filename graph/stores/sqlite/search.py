@@ -12,6 +12,11 @@ with numpy over a per-tenant matrix cached in the process.
 Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
 every row carries one ``scope`` token (the tenant id in hex, ``x``, the kind), and each
 MATCH requires it. Facts are filtered to the query's window in the same statement.
+
+Very common query words are left out of a MATCH (see ``SqliteSearch._informative``); the
+document counts that decide it are cached per tenant and kind and stay exact: docs
+written since are counted on top, and a delete or rewrite of a doc (``search_doc_changes``)
+drops them.
 """
 
 from __future__ import annotations
