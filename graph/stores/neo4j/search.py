@@ -128,8 +128,7 @@ class Neo4jSearch:
         whether anything was outdated."""
         found = {r["name"]: r for r in self.conn.run("search.indexes", {})}
         outdated = [
-            name
-            for name, props in _INDEX_PROPERTIES.items()
+            name for name, props in _INDEX_PROPERTIES.items()
             if name in found and sorted(found[name]["properties"] or []) != sorted(props)
         ]
         if not outdated:
@@ -177,7 +176,8 @@ class Neo4jSearch:
                 take = batch_size if limit is None else min(batch_size, limit - done)
                 rows = self._s(
                     _PENDING[kind],
-                    {"tenant_id": tenant_id, "since": utc(since), "model": model, "limit": take},
+                    {"tenant_id": tenant_id, "since": utc(since), "model": model,
+                     "limit": take},
                 )
                 if rows:
                     done += self._embed(tenant_id, kind, rows, embedder)
@@ -213,17 +213,16 @@ class Neo4jSearch:
         )
         return out
 
-    def _embed(self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder) -> int:
+    def _embed(
+        self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder
+    ) -> int:
         model = embedder.name
         reuse: dict[str, list[float]] = {}
         if kind == ItemKind.FACT:
             found = self._s(
                 "search.fact_vectors",
-                {
-                    "tenant_id": tenant_id,
-                    "fact_ids": sorted({r["fact_id"] for r in rows}),
-                    "model": model,
-                },
+                {"tenant_id": tenant_id, "fact_ids": sorted({r["fact_id"] for r in rows}),
+                 "model": model},
             )
             reuse = {f["fact_id"]: f["embedding"] for f in found if f["embedding"] is not None}
         todo = [r for r in rows if kind != ItemKind.FACT or r["fact_id"] not in reuse]
@@ -299,12 +298,8 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.facts_by_id",
-            {
-                "tenant_id": tenant_id,
-                "fact_ids": sorted(set(fact_ids)),
-                "as_of": utc(window.as_of),
-                "known_at": utc(window.known_at),
-            },
+            {"tenant_id": tenant_id, "fact_ids": sorted(set(fact_ids)),
+             "as_of": utc(window.as_of), "known_at": utc(window.known_at)},
         )
         return {f.fact_id: f for f in (fact_from_props(r["fact"]) for r in rows)}
 
@@ -315,13 +310,8 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.facts_touching",
-            {
-                "tenant_id": tenant_id,
-                "entity_ids": sorted(set(entity_ids)),
-                "as_of": utc(window.as_of),
-                "known_at": utc(window.known_at),
-                "limit": limit,
-            },
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "as_of": utc(window.as_of), "known_at": utc(window.known_at), "limit": limit},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -332,11 +322,8 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.facts_sourced_by",
-            {
-                "tenant_id": tenant_id,
-                "episode_ids": sorted(set(episode_ids)),
-                "known_at": utc(known_at),
-            },
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": utc(known_at)},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -347,11 +334,8 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.timeline_versions",
-            {
-                "tenant_id": tenant_id,
-                "pairs": [list(p) for p in sorted(set(pairs))],
-                "known_at": utc(known_at),
-            },
+            {"tenant_id": tenant_id, "pairs": [list(p) for p in sorted(set(pairs))],
+             "known_at": utc(known_at)},
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -362,11 +346,8 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.episodes_by_id",
-            {
-                "tenant_id": tenant_id,
-                "episode_ids": sorted(set(episode_ids)),
-                "known_at": utc(known_at),
-            },
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": utc(known_at)},
         )
         return {e.episode_id: e for e in (episode_from_props(r["episode"]) for r in rows)}
 
@@ -377,13 +358,12 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.entities_by_id",
-            {
-                "tenant_id": tenant_id,
-                "entity_ids": sorted(set(entity_ids)),
-                "known_at": utc(known_at),
-            },
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "known_at": utc(known_at)},
         )
-        return {e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)}
+        return {
+            e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)
+        }
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         if not episode_ids:
@@ -401,12 +381,8 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.mentioning",
-            {
-                "tenant_id": tenant_id,
-                "entity_ids": sorted(set(entity_ids)),
-                "known_at": utc(known_at),
-                "limit": limit,
-            },
+            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
+             "known_at": utc(known_at), "limit": limit},
         )
         return [(r["episode_id"], r["entity_id"]) for r in rows]
 
@@ -417,12 +393,8 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.session_neighbors",
-            {
-                "tenant_id": tenant_id,
-                "episode_ids": sorted(set(episode_ids)),
-                "known_at": utc(known_at),
-                "radius": radius,
-            },
+            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
+             "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
@@ -545,9 +517,7 @@ class _Gathered(Neo4jSearch):
         key = self._cand_key
         if (
             key is not None
-            and key[0] == tenant_id
-            and key[2] == window
-            and key[3] == limit
+            and key[0] == tenant_id and key[2] == window and key[3] == limit
             and self._cand_model == model
             and self._cand_vector == [float(x) for x in vector]
         ):
@@ -556,11 +526,7 @@ class _Gathered(Neo4jSearch):
             if hits is not None:
                 return hits
         return super().vector_search(
-            tenant_id=tenant_id,
-            kind=kind,
-            vector=vector,
-            model=model,
-            window=window,
+            tenant_id=tenant_id, kind=kind, vector=vector, model=model, window=window,
             limit=limit,
         )
 
@@ -613,7 +579,9 @@ class _Gathered(Neo4jSearch):
         x = self._x
         if self._x_key == (tenant_id, window) and _ids(fact_ids) == x["fact_ids"]:
             if self._x_facts is None:
-                self._x_facts = {f.fact_id: f for f in (fact_from_props(p) for p in x["facts"])}
+                self._x_facts = {
+                    f.fact_id: f for f in (fact_from_props(p) for p in x["facts"])
+                }
             return dict(self._x_facts)
         return super().facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
 
@@ -622,11 +590,8 @@ class _Gathered(Neo4jSearch):
     ) -> list[Fact]:
         x = self._x
         if (
-            self._x_key == (tenant_id, window)
-            and x["hop"]
-            and limit == x["max_facts"]
-            and entity_ids
-            and set(entity_ids) == set(x["frontier"])
+            self._x_key == (tenant_id, window) and x["hop"] and limit == x["max_facts"]
+            and entity_ids and set(entity_ids) == set(x["frontier"])
         ):
             return [fact_from_props(p) for p in x["around"]]
         return super().facts_touching(
@@ -638,8 +603,7 @@ class _Gathered(Neo4jSearch):
     ) -> list[tuple[str, str]]:
         x = self._x
         if (
-            self._foreseen(tenant_id, known_at)
-            and limit == x["max_mentions"]
+            self._foreseen(tenant_id, known_at) and limit == x["max_mentions"]
             and _ids(entity_ids) == x["seed_ids"]
         ):
             return [(ep, ent) for ep, ent in x["mentioning"]]
@@ -649,10 +613,8 @@ class _Gathered(Neo4jSearch):
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         x = self._x
-        if (
-            self._x_key is not None
-            and self._x_key[0] == tenant_id
-            and (_ids(episode_ids) == x["episode_ids"])
+        if self._x_key is not None and self._x_key[0] == tenant_id and (
+            _ids(episode_ids) == x["episode_ids"]
         ):
             return [(ep, ent) for ep, ent in x["mentions"]]
         return super().mentions_of(tenant_id=tenant_id, episode_ids=episode_ids)
@@ -662,8 +624,7 @@ class _Gathered(Neo4jSearch):
     ) -> list[tuple[str, str, int]]:
         x = self._x
         if (
-            self._foreseen(tenant_id, known_at)
-            and radius == x["radius"]
+            self._foreseen(tenant_id, known_at) and radius == x["radius"]
             and _ids(episode_ids) == x["context_ids"]
         ):
             if radius < 1:
