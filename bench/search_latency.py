@@ -8,9 +8,10 @@ Then, per run, 50 questions are searched (the full pipeline, limit 10) and p50/p
 reported; the figures are the median of --runs runs. Timings include the query's
 embedding. Every row is warmed by one untimed pass over the same questions first (figures
 taken with an older version warmed with one question only, so their first row also paid
-for a cold page cache, which a running service does not). Single-timeline lookups (``MemoryService.facts(subject=, predicate=)``, the
-current value) are timed the same way (p50/p99), beside the store's ``ping`` (one trivial
-round trip) as a baseline for the machine's load at the time. Run from the repository root:
+for a cold page cache, which a running service does not). Single-timeline lookups
+(``MemoryService.facts(subject=, predicate=)``, the current value) are timed the same way
+(p50/p99), beside the store's ``ping`` (one trivial round trip) as a baseline for the
+machine's load at the time. Run from the repository root:
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 10000
     HF_HUB_OFFLINE=1 .venv/bin/python bench/search_latency.py --facts 100000
