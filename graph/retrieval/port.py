@@ -9,7 +9,7 @@ recorded by ``known_at``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -118,11 +118,13 @@ class SearchPort(Protocol):
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Episode]: ...
+    ) -> Mapping[str, Episode]:
+        """Those recorded by ``known_at``. A store may decode each on first access."""
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Entity]: ...
+    ) -> Mapping[str, Entity]:
+        """Those created by ``known_at``. A store may decode each on first access."""
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         """(episode id, entity id) for the entities these episodes mention."""

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from graph.retrieval.port import ItemKind
 
@@ -62,18 +63,60 @@ def personalised_pagerank(
 ) -> dict[Node, float]:
     """PageRank restarting at the fused candidates (and the query's entities), so that
     what many good candidates point to rises; falls back to the restart weights when the
-    power iteration does not converge."""
+    power iteration does not converge.
+
+    The same iteration as ``networkx.pagerank`` (edge weight 1 unless an edge says
+    otherwise, dangling nodes jump by the restart weights, stop when the L1 change is
+    below N * 1e-8, at most 200 rounds), run over flat numpy arrays: on the few hundred
+    nodes of a search's subgraph, building networkx's scipy matrix cost more than the
+    iteration itself."""
     weights = {n: w for n, w in personalization.items() if w > 0 and n in g}
     if g.number_of_nodes() == 0 or not weights:
         return {}
-    try:
-        pr: dict[Node, float] = nx.pagerank(
-            g, alpha=alpha, personalization=weights, max_iter=200, tol=1e-8
-        )
-    except nx.PowerIterationFailedConvergence:
+    pr = _power_iteration(g, weights, alpha=alpha, max_iter=200, tol=1e-8)
+    if pr is None:
         total = sum(weights.values())
         return {n: w / total for n, w in weights.items()}
     return pr
+
+
+def _power_iteration(
+    g: nx.Graph, weights: Mapping[Node, float], *, alpha: float, max_iter: int, tol: float
+) -> dict[Node, float] | None:
+    nodes = list(g)
+    n = len(nodes)
+    index = {node: i for i, node in enumerate(nodes)}
+    src: list[int] = []
+    dst: list[int] = []
+    w: list[float] = []
+    for u, nbrs in g.adjacency():
+        i = index[u]
+        for v, data in nbrs.items():
+            src.append(i)
+            dst.append(index[v])
+            w.append(data.get("weight", 1.0))
+    src_a = np.asarray(src, dtype=np.intp)
+    dst_a = np.asarray(dst, dtype=np.intp)
+    w_a = np.asarray(w, dtype=float)
+    out_weight = np.bincount(src_a, weights=w_a, minlength=n)
+    dangling = np.flatnonzero(out_weight == 0)
+    step = w_a / out_weight[src_a] if len(w_a) else w_a  # row-normalised edge weights
+    p = np.array([weights.get(node, 0.0) for node in nodes], dtype=float)
+    p /= p.sum()
+    x = np.full(n, 1.0 / n)
+    for _ in range(max_iter):
+        last = x
+        x = (
+            alpha
+            * (
+                np.bincount(dst_a, weights=last[src_a] * step, minlength=n)
+                + last[dangling].sum() * p
+            )
+            + (1 - alpha) * p
+        )
+        if np.abs(x - last).sum() < n * tol:
+            return dict(zip(nodes, x.tolist(), strict=True))
+    return None
 
 
 def distances(g: nx.Graph, seeds: Iterable[Node]) -> dict[Node, int]:

@@ -16,7 +16,7 @@ value no longer valid in the window are dropped (see :mod:`graph.retrieval.stale
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -142,8 +142,8 @@ class Subgraph:
     graph: nx.Graph
     seeds: set[Node]
     facts: dict[str, Fact]
-    entities: dict[str, Entity]
-    episodes: dict[str, Episode]
+    entities: Mapping[str, Entity]  # may decode each on first access (SearchPort)
+    episodes: Mapping[str, Episode]
     mentions: dict[str, list[str]]  # entity id → episodes mentioning it
 
 
@@ -355,7 +355,9 @@ class Retriever:
             entity_ids=[i for k, i in g.nodes if k == ItemKind.ENTITY],
             known_at=window.known_at,
         )
-        loaded: dict[ItemKind, dict[str, Fact] | dict[str, Episode] | dict[str, Entity]] = {
+        loaded: dict[
+            ItemKind, Mapping[str, Fact] | Mapping[str, Episode] | Mapping[str, Entity]
+        ] = {
             ItemKind.FACT: facts,
             ItemKind.EPISODE: episodes,
             ItemKind.ENTITY: entities,
@@ -492,7 +494,9 @@ class Retriever:
                 if f.keeps_fact(sub.facts[item_id]):
                     keep.append(n)
                     facts.append(sub.facts[item_id])
-            elif kind == ItemKind.EPISODE or f.keeps_entity(sub.entities[item_id]):
+            elif kind == ItemKind.EPISODE or f.entity_types is None:
+                keep.append(n)  # no entity filter: the entity need not be decoded
+            elif f.keeps_entity(sub.entities[item_id]):
                 keep.append(n)
         # Episodes stating a value that is not valid in the window never appear beside it.
         # They are checked in rank order, a batch at a time, until the page is full.

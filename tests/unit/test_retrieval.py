@@ -170,6 +170,41 @@ def test_pagerank_lifts_what_good_candidates_share() -> None:
     assert personalised_pagerank(g, {}, alpha=0.85) == {}
 
 
+def _subgraph_like(seed: int) -> nx.Graph:
+    """A random graph shaped like a search's subgraph: facts joined to entities and source
+    episodes, a chain of session turns, and isolated (dangling) candidates."""
+    rng = np.random.default_rng(seed)
+    g = nx.Graph()
+    for f in range(int(rng.integers(5, 120))):
+        g.add_edge((F, f"f{f}"), (E, f"e{rng.integers(0, 30)}"))
+        if rng.random() < 0.6:
+            g.add_edge((F, f"f{f}"), (E, f"e{rng.integers(0, 30)}"))
+        g.add_edge((F, f"f{f}"), (P, f"p{rng.integers(0, 40)}"))
+    for t in range(int(rng.integers(0, 10))):
+        g.add_edge((P, f"s{t}"), (P, f"s{t + 1}"), session=True)
+    g.add_nodes_from((P, f"lonely{i}") for i in range(3))
+    if seed % 2:  # a weighted edge is followed in proportion to its weight, as in networkx
+        g.add_edge((E, "e0"), (E, "e1"), weight=2.5)
+    return g
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pagerank_matches_networkx(seed: int) -> None:
+    g = _subgraph_like(seed)
+    rng = np.random.default_rng(100 + seed)
+    nodes = list(g)
+    restart = {n: float(rng.random()) for n in nodes if rng.random() < 0.3}
+    restart[(P, "lonely0")] = 0.5  # a dangling node that restarts
+    restart[(E, "absent")] = 1.0  # not in the graph: ignored
+    ours = personalised_pagerank(g, restart, alpha=0.85)
+    present = {n: w for n, w in restart.items() if n in g}
+    theirs = nx.pagerank(g, alpha=0.85, personalization=present, max_iter=200, tol=1e-8)
+    assert set(ours) == set(theirs)
+    for n in nodes:
+        assert ours[n] == pytest.approx(theirs[n], rel=1e-6, abs=1e-12)
+    assert sum(ours.values()) == pytest.approx(1.0)
+
+
 def test_distances_count_hops_from_the_nearest_seed() -> None:
     g = nx.path_graph([(E, "a"), (F, "f"), (E, "b"), (F, "g")])
     g.add_node((F, "island"))

@@ -14,7 +14,6 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.retrieval import ItemKind, Retriever, SearchAnswer, Window
 from graph.retrieval.text import terms
 from graph.service import MemoryService
-from graph.stores.sqlite.search import scope_token
 from graph.stores.sqlite.store import SqliteStore
 from graph.timeutil import utcnow
 
@@ -253,9 +252,10 @@ def test_very_common_terms_are_left_out_of_large_indexes(
     for i in range(4):
         episode(svc, tenant, f"e{i}", f"common words everywhere, number {i}")
     episode(svc, tenant, "rare", "a rare sight")
-    scope = scope_token(tenant, ItemKind.EPISODE)  # counted within the tenant's own items
+    informative = sqlite_store.search._informative  # counted within the tenant's own items
+    ep = ItemKind.EPISODE
     # Small index: every term stays (a term can still decide what matches).
-    assert sqlite_store.search._informative(scope, ["common", "rare"]) == ["common", "rare"]
+    assert informative(tenant, ep, ["common", "rare"]) == ["common", "rare"]
     hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
     )
@@ -263,13 +263,51 @@ def test_very_common_terms_are_left_out_of_large_indexes(
     # Past the size threshold, a term in half the rows or more goes ("sights" and "sight"
     # share the stem the index stores).
     monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 1)
-    assert sqlite_store.search._informative(scope, ["common", "sights"]) == ["sights"]
+    assert informative(tenant, ep, ["common", "sights"]) == ["sights"]
     # The rarest is kept.
-    assert sqlite_store.search._informative(scope, ["common", "everywhere"]) == ["common"]
+    assert informative(tenant, ep, ["common", "everywhere"]) == ["common"]
     hits = sqlite_store.search.fulltext(
         tenant_id=tenant, kind=ItemKind.EPISODE, terms=["common", "rare"], window=now(), limit=10
     )
     assert [h.item_id for h in hits] == ["rare"]
+
+
+def test_cached_document_counts_follow_writes_deletes_and_stay_per_tenant(
+    sqlite_store: SqliteStore, svc: MemoryService, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Counts are cached per tenant and kind; every answer must be the one a fresh count
+    # gives, whatever was written, deleted or searched before.
+    monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 2)
+    search = sqlite_store.search
+    other = tenant + "-other"
+    for i in range(3):
+        episode(svc, tenant, f"e{i}", f"lamp number {i}")
+    episode(svc, tenant, "m", "a moth")
+    # "lamp" is in 3 of 4 rows: common; "moth" is kept.
+    assert search._informative(tenant, ItemKind.EPISODE, ["lamp", "moth"]) == ["moth"]
+    # Another tenant's rows (many, all without "lamp") do not change this tenant's counts,
+    # and this tenant's cached counts do not decide the other's: one lamp in its 5 rows.
+    for i in range(5):
+        episode(svc, other, f"o{i}", "lamp" if i == 0 else f"moth {i}")
+    assert search._informative(other, ItemKind.EPISODE, ["lamp", "moth"]) == ["lamp"]
+    assert search._informative(tenant, ItemKind.EPISODE, ["lamp", "moth"]) == ["moth"]
+    # New rows are counted on top of the cached counts: 3 of 8 hold "lamp" now.
+    for i in range(4):
+        episode(svc, tenant, f"n{i}", f"moth {i}")
+    assert search._informative(tenant, ItemKind.EPISODE, ["lamp", "moth"]) == ["lamp"]
+    # A delete invalidates them: with two moth episodes gone, "moth" is in 3 of 6 rows and
+    # "lamp" in 3 of 6; both are common, and the rarer (a tie: the first) is kept.
+    for eid in ("n0", "n1"):
+        svc.delete_episode(tenant_id=tenant, episode_id=eid)
+    assert search._informative(tenant, ItemKind.EPISODE, ["moth", "lamp"]) == ["moth"]
+    # With a lamp gone too, "lamp" (2 of 5) is no longer common; stale counts would still
+    # say both are, and keep "moth".
+    svc.delete_episode(tenant_id=tenant, episode_id="e0")
+    assert search._informative(tenant, ItemKind.EPISODE, ["moth", "lamp"]) == ["lamp"]
+    hits = search.fulltext(
+        tenant_id=tenant, kind=ItemKind.EPISODE, terms=["moth", "lamp"], window=now(), limit=10
+    )
+    assert {h.item_id for h in hits} == {"e1", "e2"}
 
 
 def test_a_renamed_entity_is_searched_and_embedded_by_its_new_name(
