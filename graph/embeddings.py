@@ -160,8 +160,8 @@ class SentenceEmbedder:
                     raise EmbeddingUnavailableError(self._error)
                 # Idle OpenMP threads sleep instead of spinning (unless the operator chose):
                 # spinning after each query's embedding stole the cores the rest of the
-                # search (SQLite, numpy, the driver) needed on a small machine: search p95
-                # at 100k facts on 2 cores 158 -> 76 ms. Read when torch loads, so here.
+                # search (SQLite, numpy, the driver) needed on a small machine: search p50/p95
+                # at 100k facts on 2 cores 94/158 -> 69/87 ms. Read when torch loads, so here.
                 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 try:
                     from sentence_transformers import SentenceTransformer
