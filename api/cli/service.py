@@ -53,8 +53,12 @@ def worker(
     ] = None,
 ) -> int:
     """Run extraction queue workers against the store."""
+    from api.server import freeze_startup_heap
     from extraction import ExtractionSettings, run_worker
+    from graph.embeddings import default_embedder
 
+    # Long-lived like `sgam serve`: its indexer holds the model's heap for good.
+    freeze_startup_heap(lambda: default_embedder().state)
     return run_worker(ExtractionSettings(), store_url=store, count=workers)
 
 
@@ -74,5 +78,9 @@ def mcp(
         print("sgam mcp: name the tenant: --tenant T (or SGAM_TENANT)", file=sys.stderr)
         return 2
     from api.mcp import run_stdio
+    from api.server import freeze_startup_heap
+    from graph.embeddings import default_embedder
 
+    # Long-lived like `sgam serve`: searches hold the model's heap for good.
+    freeze_startup_heap(lambda: default_embedder().state)
     return run_stdio(store, tenant)
