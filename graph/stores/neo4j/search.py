@@ -28,7 +28,7 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -345,7 +345,7 @@ class Neo4jSearch:
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Episode]:
+    ) -> Mapping[str, Episode]:
         if not episode_ids:
             return {}
         rows = self._s(
@@ -353,11 +353,13 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
              "known_at": utc(known_at)},
         )
-        return {e.episode_id: e for e in (episode_from_props(r["episode"]) for r in rows)}
+        return _Decoded(
+            {r["episode"]["episode_id"]: r["episode"] for r in rows}, episode_from_props
+        )
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Entity]:
+    ) -> Mapping[str, Entity]:
         if not entity_ids:
             return {}
         rows = self._s(
@@ -365,9 +367,10 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
              "known_at": utc(known_at)},
         )
-        return {
-            e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)
-        }
+        return _Decoded(
+            {r["entity"]["entity_id"]: r["entity"] for r in rows},
+            lambda p: entity_from_props(tenant_id, p),
+        )
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         if not episode_ids:
@@ -401,6 +404,32 @@ class Neo4jSearch:
              "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
+
+
+class _Decoded(Mapping[str, T]):
+    """Items by id, each decoded on first access: a search reads a few hundred episodes
+    and entities to know which are visible in its window (~40 us each to decode) and
+    shows a few of them."""
+
+    def __init__(self, rows: dict[str, Row], decode: Callable[[Row], T]) -> None:
+        self._rows = rows
+        self._decode = decode
+        self._done: dict[str, T] = {}
+
+    def __getitem__(self, key: str) -> T:
+        item = self._done.get(key)
+        if item is None:
+            item = self._done[key] = self._decode(self._rows[key])
+        return item
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _first_fetch(limit: int, window: Window) -> int:
@@ -657,34 +686,28 @@ class _Gathered(Neo4jSearch):
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Episode]:
+    ) -> Mapping[str, Episode]:
         x = self._x
         ids = _ids(episode_ids)
         if self._foreseen(tenant_id, known_at) and x["episode_scope"].issuperset(ids):
             wanted = set(ids)
-            found = (episode_from_props(p) for p in x["episodes"])
-            return {
-                e.episode_id: e
-                for e in sorted(found, key=lambda e: e.episode_id)
-                if e.episode_id in wanted
-            }
+            found = {p["episode_id"]: p for p in x["episodes"] if p["episode_id"] in wanted}
+            return _Decoded(dict(sorted(found.items())), episode_from_props)
         return super().episodes_by_id(
             tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
         )
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Entity]:
+    ) -> Mapping[str, Entity]:
         x = self._x
         ids = _ids(entity_ids)
         if self._foreseen(tenant_id, known_at) and x["entity_scope"].issuperset(ids):
             wanted = set(ids)
-            found = (entity_from_props(tenant_id, p) for p in x["entities"])
-            return {
-                e.entity_id: e
-                for e in sorted(found, key=lambda e: e.entity_id)
-                if e.entity_id in wanted
-            }
+            found = {p["entity_id"]: p for p in x["entities"] if p["entity_id"] in wanted}
+            return _Decoded(
+                dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p)
+            )
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
 
 
