@@ -482,7 +482,8 @@ class _Gathered(Neo4jSearch):
     The :class:`SearchPort` calls that follow are answered from those rows when their
     arguments are the ones foreseen, by the same code as the per-call reads, so the answers
     are the same; any other call (a widening fetch, a second hop, the staleness check) runs
-    its own template in the same transaction.
+    its own template in the same transaction. ``prefetch_staleness`` runs
+    search.gather_staleness: both reads of one staleness check in one query.
     """
 
     def __init__(self, base: Neo4jSearch, tx: ManagedTransaction) -> None:
@@ -497,6 +498,10 @@ class _Gathered(Neo4jSearch):
         self._x_key: tuple[Any, ...] | None = None
         self._x: Row = {}
         self._x_facts: dict[str, Fact] | None = None
+        self._st_key: tuple[Any, ...] | None = None
+        self._st_around: list[Fact] = []
+        self._st_pairs: set[tuple[str, str]] = set()
+        self._st_versions: list[tuple[tuple[str, str], Row]] = []
 
     # -- candidates --------------------------------------------------------------------
     def prefetch_candidates(
@@ -618,6 +623,46 @@ class _Gathered(Neo4jSearch):
         self._x["entity_scope"] = set(self._x["entity_scope"])
         self._x_key = (tenant_id, window)
         self._x_facts = None
+
+    # -- the staleness check ------------------------------------------------------------
+    def prefetch_staleness(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        known_at: datetime,
+    ) -> None:
+        row = self._s(
+            "search.gather_staleness",
+            {"tenant_id": tenant_id, "episode_ids": _ids(episode_ids),
+             "pairs": [list(p) for p in sorted(set(pairs))], "known_at": utc(known_at)},
+        )[0]
+        self._st_key = (tenant_id, _ids(episode_ids), known_at)
+        self._st_around = [fact_from_props(p) for p in row["around"]]
+        self._st_pairs = {(s, p) for s, p in row["pairs"]}
+        self._st_versions = [((pair[0], pair[1]), fact) for pair, fact in row["versions"]]
+
+    def facts_sourced_by(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> list[Fact]:
+        if self._st_key == (tenant_id, _ids(episode_ids), known_at):
+            return list(self._st_around)
+        return super().facts_sourced_by(
+            tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
+        )
+
+    def timeline_versions(
+        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
+    ) -> list[Fact]:
+        key = self._st_key
+        wanted = {(s, p) for s, p in pairs}
+        if (
+            key is not None and key[0] == tenant_id and key[2] == known_at
+            and wanted <= self._st_pairs
+        ):
+            return [fact_from_props(f) for pair, f in self._st_versions if pair in wanted]
+        return super().timeline_versions(tenant_id=tenant_id, pairs=pairs, known_at=known_at)
 
     def _foreseen(self, tenant_id: str, known_at: datetime) -> bool:
         key = self._x_key
