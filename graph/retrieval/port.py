@@ -185,6 +185,18 @@ class GatheredReads(SearchPort, Protocol):
         ``session_neighbors`` of ``context_ids``, and the episodes and entities named by
         all of these."""
 
+    def prefetch_staleness(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        known_at: datetime,
+    ) -> None:
+        """Fetch what one staleness check will read: ``facts_sourced_by`` of
+        ``episode_ids``, and ``timeline_versions`` of those ``pairs`` that the versions
+        found do not cover (a single-valued timeline is its whole pair)."""
+
 
 @runtime_checkable
 class GatheringPort(Protocol):

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from graph.model import Cardinality, Episode, Fact
-from graph.retrieval.port import SearchPort, Window
+from graph.retrieval.port import GatheredReads, SearchPort, Window
 from graph.retrieval.text import STOPWORDS, mentions_value
 
 
@@ -71,6 +71,13 @@ def stale_episodes(
         return set()
     ids = [e.episode_id for e in episodes]
     wanted = set(ids)
+    if isinstance(store, GatheredReads):  # both reads below in one round trip
+        store.prefetch_staleness(
+            tenant_id=tenant_id,
+            episode_ids=ids,
+            pairs=sorted({(f.subject, f.predicate) for f in facts}),
+            known_at=window.known_at,
+        )
     # Every version on the timelines the episodes asserted on: rule 1 reads those citing
     # them, rule 2 the values all of them held.
     around = store.facts_sourced_by(tenant_id=tenant_id, episode_ids=ids, known_at=window.known_at)

@@ -159,12 +159,58 @@ def test_a_search_is_two_queries_in_one_read_transaction(
     assert gathered.search(tenant_id=data, query=question, scopes=[ItemKind.FACT])
     assert runs == ["search.gather_candidates", "search.gather_expansion"]
     # Episodes on the page: the staleness check after the ranking reads the timelines
-    # they asserted on (and those of the page's facts), in the same transaction.
+    # they asserted on (and those of the page's facts) in one more query, in the same
+    # transaction.
     runs.clear()
     assert gathered.search(tenant_id=data, query=question)
     assert runs == ["search.gather_candidates", "search.gather_expansion",
-                    "search.facts_sourced_by", "search.timeline_versions"]
+                    "search.gather_staleness"]
     runs.clear()
     assert Retriever(searchable(neo4j_store), embedder=embedder, gather=False).search(
         tenant_id=data, query=question)
     assert len(runs) == 15  # call by call: six index queries, seven reads, two checks
+
+
+def test_the_staleness_check_is_one_query_with_the_per_call_answers(
+    neo4j_store: Store, data: str, runs: list[str]
+) -> None:
+    search: Any = searchable(neo4j_store).search
+    now = datetime.now(UTC)
+    past = d("2026-01-15T00:00:00")
+    accounts = [("cust-7", "holds_account"), ("acct-1", "account_status"),
+                ("acct-2", "account_status")]
+    cases: list[tuple[list[str], list[tuple[str, str]], datetime]] = [
+        (["crm"], accounts, now),
+        # holds_account is many-valued: not covered by what the episodes sourced, so its
+        # versions come from the pair read.
+        (["t3", "t0"], accounts, now),
+        (["e1", "e2", "crm"], [("cust-7", "holds_account")], past),
+        (["t1"], [], now),
+    ]
+
+    pair_reads: list[int] = []
+
+    def versions(facts: list[Any]) -> list[str]:
+        return sorted(f.model_dump_json() for f in facts)
+
+    for episode_ids, pairs, known_at in cases:
+        around = search.facts_sourced_by(tenant_id=data, episode_ids=episode_ids,
+                                         known_at=known_at)
+        covered = {(f.subject, f.predicate) for f in around if f.cardinality == "one"}
+        rest = sorted(set(pairs) - covered)
+        expected = (versions(around), versions(search.timeline_versions(
+            tenant_id=data, pairs=rest, known_at=known_at)))
+        runs.clear()
+
+        def gathered(reads: Any, ids: list[str] = episode_ids, pairs: list[Any] = pairs,
+                     rest: list[Any] = rest, at: datetime = known_at) -> Any:
+            reads.prefetch_staleness(tenant_id=data, episode_ids=ids, pairs=pairs, known_at=at)
+            return (versions(reads.facts_sourced_by(tenant_id=data, episode_ids=ids,
+                                                    known_at=at)),
+                    versions(reads.timeline_versions(tenant_id=data, pairs=rest, known_at=at)))
+
+        assert search.gather(gathered) == expected, (episode_ids, pairs)
+        assert runs == ["search.gather_staleness"]
+        pair_reads.append(len(expected[1]))
+    # Some case read versions through the pairs, not only through the episodes.
+    assert any(pair_reads), pair_reads

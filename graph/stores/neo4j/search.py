@@ -28,7 +28,7 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -345,7 +345,7 @@ class Neo4jSearch:
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Episode]:
+    ) -> Mapping[str, Episode]:
         if not episode_ids:
             return {}
         rows = self._s(
@@ -353,11 +353,13 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
              "known_at": utc(known_at)},
         )
-        return {e.episode_id: e for e in (episode_from_props(r["episode"]) for r in rows)}
+        return _Decoded(
+            {r["episode"]["episode_id"]: r["episode"] for r in rows}, episode_from_props
+        )
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Entity]:
+    ) -> Mapping[str, Entity]:
         if not entity_ids:
             return {}
         rows = self._s(
@@ -365,9 +367,10 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
              "known_at": utc(known_at)},
         )
-        return {
-            e.entity_id: e for e in (entity_from_props(tenant_id, r["entity"]) for r in rows)
-        }
+        return _Decoded(
+            {r["entity"]["entity_id"]: r["entity"] for r in rows},
+            lambda p: entity_from_props(tenant_id, p),
+        )
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         if not episode_ids:
@@ -401,6 +404,32 @@ class Neo4jSearch:
              "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
+
+
+class _Decoded(Mapping[str, T]):
+    """Items by id, each decoded on first access: a search reads a few hundred episodes
+    and entities to know which are visible in its window (~40 us each to decode) and
+    shows a few of them."""
+
+    def __init__(self, rows: dict[str, Row], decode: Callable[[Row], T]) -> None:
+        self._rows = rows
+        self._decode = decode
+        self._done: dict[str, T] = {}
+
+    def __getitem__(self, key: str) -> T:
+        item = self._done.get(key)
+        if item is None:
+            item = self._done[key] = self._decode(self._rows[key])
+        return item
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 def _first_fetch(limit: int, window: Window) -> int:
@@ -453,7 +482,8 @@ class _Gathered(Neo4jSearch):
     The :class:`SearchPort` calls that follow are answered from those rows when their
     arguments are the ones foreseen, by the same code as the per-call reads, so the answers
     are the same; any other call (a widening fetch, a second hop, the staleness check) runs
-    its own template in the same transaction.
+    its own template in the same transaction. ``prefetch_staleness`` runs
+    search.gather_staleness: both reads of one staleness check in one query.
     """
 
     def __init__(self, base: Neo4jSearch, tx: ManagedTransaction) -> None:
@@ -468,6 +498,10 @@ class _Gathered(Neo4jSearch):
         self._x_key: tuple[Any, ...] | None = None
         self._x: Row = {}
         self._x_facts: dict[str, Fact] | None = None
+        self._st_key: tuple[Any, ...] | None = None
+        self._st_around: list[Fact] = []
+        self._st_pairs: set[tuple[str, str]] = set()
+        self._st_versions: list[tuple[tuple[str, str], Row]] = []
 
     # -- candidates --------------------------------------------------------------------
     def prefetch_candidates(
@@ -590,6 +624,46 @@ class _Gathered(Neo4jSearch):
         self._x_key = (tenant_id, window)
         self._x_facts = None
 
+    # -- the staleness check ------------------------------------------------------------
+    def prefetch_staleness(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        known_at: datetime,
+    ) -> None:
+        row = self._s(
+            "search.gather_staleness",
+            {"tenant_id": tenant_id, "episode_ids": _ids(episode_ids),
+             "pairs": [list(p) for p in sorted(set(pairs))], "known_at": utc(known_at)},
+        )[0]
+        self._st_key = (tenant_id, _ids(episode_ids), known_at)
+        self._st_around = [fact_from_props(p) for p in row["around"]]
+        self._st_pairs = {(s, p) for s, p in row["pairs"]}
+        self._st_versions = [((pair[0], pair[1]), fact) for pair, fact in row["versions"]]
+
+    def facts_sourced_by(
+        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
+    ) -> list[Fact]:
+        if self._st_key == (tenant_id, _ids(episode_ids), known_at):
+            return list(self._st_around)
+        return super().facts_sourced_by(
+            tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
+        )
+
+    def timeline_versions(
+        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
+    ) -> list[Fact]:
+        key = self._st_key
+        wanted = {(s, p) for s, p in pairs}
+        if (
+            key is not None and key[0] == tenant_id and key[2] == known_at
+            and wanted <= self._st_pairs
+        ):
+            return [fact_from_props(f) for pair, f in self._st_versions if pair in wanted]
+        return super().timeline_versions(tenant_id=tenant_id, pairs=pairs, known_at=known_at)
+
     def _foreseen(self, tenant_id: str, known_at: datetime) -> bool:
         key = self._x_key
         return key is not None and key[0] == tenant_id and key[1].known_at == known_at
@@ -657,34 +731,28 @@ class _Gathered(Neo4jSearch):
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Episode]:
+    ) -> Mapping[str, Episode]:
         x = self._x
         ids = _ids(episode_ids)
         if self._foreseen(tenant_id, known_at) and x["episode_scope"].issuperset(ids):
             wanted = set(ids)
-            found = (episode_from_props(p) for p in x["episodes"])
-            return {
-                e.episode_id: e
-                for e in sorted(found, key=lambda e: e.episode_id)
-                if e.episode_id in wanted
-            }
+            found = {p["episode_id"]: p for p in x["episodes"] if p["episode_id"] in wanted}
+            return _Decoded(dict(sorted(found.items())), episode_from_props)
         return super().episodes_by_id(
             tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
         )
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
-    ) -> dict[str, Entity]:
+    ) -> Mapping[str, Entity]:
         x = self._x
         ids = _ids(entity_ids)
         if self._foreseen(tenant_id, known_at) and x["entity_scope"].issuperset(ids):
             wanted = set(ids)
-            found = (entity_from_props(tenant_id, p) for p in x["entities"])
-            return {
-                e.entity_id: e
-                for e in sorted(found, key=lambda e: e.entity_id)
-                if e.entity_id in wanted
-            }
+            found = {p["entity_id"]: p for p in x["entities"] if p["entity_id"] in wanted}
+            return _Decoded(
+                dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p)
+            )
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
 
 
