@@ -385,3 +385,43 @@ def test_degradation_belongs_to_one_search_not_to_the_shared_retriever(
         **{f"zebrafish {i}": () for i in range(4)},
         "assay down": ("vector",),
     }
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [["ep-1"], ["a", "b"], ['say "hi"'], ["back\\slash"], ["Zoë"], ["x, y"], ["[]"]],
+)
+def test_versions_read_back_as_written(
+    sqlite_store: SqliteStore, svc: MemoryService, tenant: str, sources: list[str]
+) -> None:
+    # Search decodes versions by column position, times through a cache and one-id source
+    # lists without the JSON parser: every field must still come back as written.
+    for eid in sources:
+        episode(svc, tenant, eid, "text of " + eid)
+    svc.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            MemoryDelta(subject="mira", predicate="lives_in", value="Porto", valid_from=T0,
+                        source_episode_id=sources[0] if sources else None),
+        ],
+    )
+    for extra in sources[1:]:
+        svc.write_facts(
+            tenant_id=tenant,
+            deltas=[MemoryDelta(subject="mira", predicate="lives_in", value="Porto",
+                                valid_from=T0, source_episode_id=extra)],
+        )
+    [written] = svc.facts(tenant_id=tenant, subject="mira", predicate="lives_in")
+    [got] = sqlite_store.search.facts_by_id(
+        tenant_id=tenant, fact_ids=[written.fact_id], window=now()
+    ).values()
+    assert sorted(got.sources) == sorted(sources)
+    assert (got.subject, got.predicate, got.value) == ("mira", "lives_in", "Porto")
+    assert got.object is None
+    assert got.valid_from == T0
+    assert got.valid_from.tzinfo is not None
+    assert got.valid_to is None
+    assert got.retired_at is None
+    assert got.supersedes == []
+    assert got.recorded_at <= utcnow()
+    assert got.source_episode_id == sources[0]
