@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # and the indexer. Small on purpose: every surviving mutant runs all of them.
 TESTS = [
     "tests/conformance/test_tenant_isolation.py",
+    "tests/conformance/test_tenant_isolation_erasure.py",
     "tests/conformance/test_store_contract.py::test_tenants_never_see_each_other",
     "tests/integration/test_indexer.py::test_indexing_one_tenant_never_touches_another",
     "tests/api/test_isolation.py",
