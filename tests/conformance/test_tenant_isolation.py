@@ -720,3 +720,27 @@ def test_a_tenant_s_clock_is_its_own(
     assert b.facts[0].recorded_at > far
     a = service.write_facts(tenant_id=tenant, deltas=[delta("zed", "status", "n1", T0, value="a")])
     assert a.facts[0].recorded_at < utcnow() + timedelta(minutes=1)
+
+
+def test_search_ranks_the_tenant_s_items_by_their_own_vectors(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """An episode id both tenants hold: the twin's e9 says what the query asks, the
+    tenant's does not. The tenant's answer ranks its own episodes by their own vectors
+    (a nearest-neighbour pass over both tenants would lift its e9 by the twin's)."""
+    assert isinstance(store, SearchableStore)
+    texts = {twin: {"e9": "a quokka smiling at the camera on Rottnest island"},
+             tenant: {"e9": "quarterly tax forms and invoices",
+                      "e5": "a small marsupial hopping near Perth",
+                      "e6": "the printer needs new toner"}}
+    for x, eps in texts.items():
+        for eid, text in eps.items():
+            service.add_episode(
+                tenant_id=x, body=EpisodeCreate(episode_id=eid, content=text, occurred_at=T0)
+            )
+        store.search.index_pending(tenant_id=x, embedder=embedder)
+    found = Retriever(store, embedder=embedder).search(
+        tenant_id=tenant, query="quokka", scopes=[ItemKind.EPISODE], limit=3
+    )
+    assert [cast(Any, r.item).episode_id for r in found][:1] == ["e5"]
+    assert {cast(Any, r.item).tenant_id for r in found} == {tenant}

@@ -27,6 +27,7 @@ from graph.queue import HoldReason, MergeCandidate, PendingCandidate
 from graph.retention import PurgeResult, purge_tenant
 from graph.schema import MemorySchema
 from graph.service import MemoryService
+from graph.stores.sqlite.store import SqliteStore
 from graph.stores.transfer import RECORD_ORDER, TransferStore
 from graph.timeutil import utcnow
 from tests.conformance.test_tenant_isolation import delta, seed, snapshot, t
@@ -90,6 +91,19 @@ def review(store: Store, tenant: str) -> tuple[list[Any], list[Any]]:
     )
 
 
+def unused_values(store: Store, tenant: str) -> int:
+    """Neo4j: the tenant's literal value nodes no version points at (forgetting deletes
+    those it leaves unused; locking a value node creates it if missing). SQLite has none."""
+    driver = getattr(getattr(store, "conn", None), "driver", None)
+    if driver is None or isinstance(store, SqliteStore):
+        return 0
+    found = driver.execute_query(
+        "MATCH (v:Value {tenant_id: $t}) WHERE NOT EXISTS { ()-[:FACT]->(v) }"
+        " RETURN count(v) AS n", {"t": tenant}
+    )
+    return int(found.records[0]["n"])
+
+
 def test_forget_deletes_the_tenant_s_own_by_ids_the_twin_holds_too(
     store: Store, service: MemoryService, tenant: str, twin: str
 ) -> None:
@@ -140,6 +154,9 @@ def test_forget_deletes_the_tenant_s_own_by_ids_the_twin_holds_too(
     assert review(store, tenant) == (
         [("c1", "e3", "zoe")], [("m1", "e3", "zoe")]
     )
+    # Nothing of the twin's mira was locked in the tenant (no value node of the twin's
+    # values made in it).
+    assert unused_values(store, tenant) == 0
     # The twin: every record, read and candidate as it was.
     assert (export(store, twin), snapshot(service, twin), review(store, twin)) == twin_before
     assert [f.value for f in service.facts(tenant_id=twin, subject="mira",
