@@ -744,3 +744,45 @@ def test_search_ranks_the_tenant_s_items_by_their_own_vectors(
     )
     assert [cast(Any, r.item).episode_id for r in found][:1] == ["e5"]
     assert {cast(Any, r.item).tenant_id for r in found} == {tenant}
+
+
+def test_search_ranks_the_tenant_s_facts_by_their_own_vectors(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """The same with facts, whose ids only a restore makes equal: the twin holds the
+    tenant's fact ids, restored from a copy in which one of them says what the query asks.
+    Searched now and as known at an instant (the store's other query)."""
+    assert isinstance(store, SearchableStore)
+    service.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="notes", occurred_at=T0)
+    )
+    written = service.write_facts(tenant_id=tenant, deltas=[
+        delta("mira", "note", "e1", T0, value="quarterly tax forms and invoices"),
+        delta("mira", "hobby", "e1", T0, value="a small marsupial hopping near Perth"),
+        delta("mira", "chore", "e1", T0, value="the printer needs new toner"),
+    ])
+    tax = written.facts[0].fact_id
+    quokka = "a quokka smiling at the camera on Rottnest island"
+
+    def other(r: dict[str, Any]) -> dict[str, Any]:
+        if r.get("fact_id") != tax:
+            return r
+        if r["type"] == "version":
+            return {**r, "value": quokka}
+        return {**r, "claim": {**r["claim"], "value": quokka}} if r.get("claim") else r
+
+    dump = export(store, tenant)
+    for kind in RECORD_ORDER:
+        rows = [other(r) for r in dump if r["type"] == kind]
+        if kind == "version":  # version ids are unique in a store
+            rows = [{**r, "version_id": r["version_id"] + "t"} for r in rows]
+        cast(TransferStore, store).restore_records(tenant_id=twin, records=rows)
+    assert [f.value for f in service.facts(tenant_id=twin, predicate="note")] == [quokka]
+    for x in (twin, tenant):
+        store.search.index_pending(tenant_id=x, embedder=embedder)
+    retriever = Retriever(store, embedder=embedder)
+    for known_at in (None, utcnow()):
+        found = retriever.search(tenant_id=tenant, query="quokka", scopes=[ItemKind.FACT],
+                                 known_at=known_at, limit=3)
+        assert [cast(Any, r.item).predicate for r in found][:1] == ["hobby"], known_at
+        assert {cast(Any, r.item).tenant_id for r in found} == {tenant}
