@@ -18,7 +18,7 @@ from typing import Any, cast
 import pytest
 
 from graph.embeddings import SentenceEmbedder, default_embedder
-from graph.errors import NotFoundError, ValidationError
+from graph.errors import LeaseLostError, NotFoundError, ValidationError
 from graph.model import Direction, EpisodeCreate, EpisodeStatus, MemoryDelta
 from graph.port import Store
 from graph.queue import (
@@ -32,7 +32,7 @@ from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.schema import MemorySchema
 from graph.service import MemoryService
 from graph.stores.transfer import RECORD_ORDER, TransferStore
-from graph.timeutil import utcnow
+from graph.timeutil import format_instant, from_db, utcnow
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
 LATER = T0 + timedelta(days=2)
@@ -45,6 +45,15 @@ def t(days: float) -> datetime:
 @pytest.fixture
 def twin(store: Store, tenant: str) -> Iterator[str]:
     other = "w-" + uuid.uuid4().hex[:12]
+    yield other
+    store.purge_tenant(tenant_id=other)
+
+
+@pytest.fixture
+def early(store: Store, tenant: str) -> Iterator[str]:
+    """A twin whose id sorts before every test tenant's ("t-"): first in a table read in
+    tenant order, and (written first) in row order too."""
+    other = "0-" + uuid.uuid4().hex[:12]
     yield other
     store.purge_tenant(tenant_id=other)
 
@@ -626,3 +635,154 @@ def test_a_re_fold_reads_only_the_tenant_s_own_ledger(
     assert [(f.value, f.valid_from, f.valid_to) for f in current] == [("a-gold", t(0), None)]
     assert {f.value for f in statuses} <= {"a-gold", "a-silver"}
     assert snapshot(service, twin) == before
+
+
+def test_a_one_tenant_claim_takes_the_tenant_s_own_due_episode(
+    service: MemoryService, tenant: str, early: str
+) -> None:
+    """A claim for one tenant, of a pending episode: the twin's same id, due first and
+    first in tenant order (where the round robin starts), is not the tenant's."""
+    q = service.store.queue
+    pending_episode(service, early, "q1", FUTURE)
+    pending_episode(service, tenant, "q1", FUTURE + timedelta(minutes=1))
+    now = FUTURE + timedelta(minutes=2)
+    got = q.claim(owner="a", now=now, lease_until=now + timedelta(seconds=60), max_attempts=3,
+                  tenant_id=tenant)
+    assert got is not None
+    assert (got.tenant_id, got.episode_id, got.status) == (tenant, "q1", EpisodeStatus.PROCESSING)
+    assert service.get_episode(tenant_id=early, episode_id="q1").status == EpisodeStatus.PENDING
+
+
+def test_holding_a_candidate_answers_the_tenant_s_own(
+    service: MemoryService, tenant: str, early: str
+) -> None:
+    """The same episode and statement key in both tenants, the twin's held first: what
+    holding answers (the stored candidate) is the tenant's."""
+    q = service.store.queue
+    for x, cid in ((early, "c-early"), (tenant, "c-own")):
+        stored, support = q.hold_candidate(candidate=candidate(x, cid, "k1", "e1"))
+        assert (stored.tenant_id, stored.candidate_id, support) == (x, cid, 1)
+
+
+def test_a_lease_is_held_on_the_tenant_s_own_episode(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
+    """The worker holds the lease of the twin's q1, not of the tenant's (still pending):
+    a write under that lease in the tenant is refused."""
+    q = service.store.queue
+    for x in (twin, tenant):
+        pending_episode(service, x, "q1", FUTURE)
+    now = FUTURE + timedelta(minutes=1)
+    got = q.claim(owner="w1", now=now, lease_until=now + timedelta(seconds=60), max_attempts=3,
+                  tenant_id=twin)
+    assert got is not None
+    assert (got.tenant_id, got.episode_id) == (twin, "q1")
+    with pytest.raises(LeaseLostError):
+        service.write_facts(tenant_id=tenant, lease=("q1", "w1"),
+                            deltas=[delta("mira", "status", "q1", T0, value="a")])
+    assert service.facts(tenant_id=tenant) == []
+    written = service.write_facts(tenant_id=twin, lease=("q1", "w1"),
+                                  deltas=[delta("mira", "status", "q1", T0, value="b")])
+    assert [f.value for f in written.facts] == ["b"]
+
+
+def test_a_tenant_s_clock_is_its_own(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    """A version records at max(wall clock, the tenant's last instant + 1 us). A restore
+    moves the clock past what it restores (a ledger from a machine whose clock ran
+    ahead): the twin's clock, fifty years ahead, never moves the tenant's."""
+    source = "s-" + uuid.uuid4().hex[:12]
+    try:
+        seed(service, source, "s")
+        dump = export(store, source)
+    finally:
+        store.purge_tenant(tenant_id=source)
+    ahead = timedelta(days=365 * 50)
+
+    def shifted(r: dict[str, Any]) -> dict[str, Any]:
+        if r["type"] not in ("version", "assertion"):
+            return r
+        return {**r, **{k: format_instant(from_db(r[k]) + ahead)
+                        for k in ("recorded_at", "retired_at") if r.get(k)}}
+
+    for kind in RECORD_ORDER:
+        cast(TransferStore, store).restore_records(
+            tenant_id=twin, records=[shifted(r) for r in dump if r["type"] == kind]
+        )
+    far = utcnow() + ahead - timedelta(days=1)
+    # The twin's next write records after its restored ledger; the tenant's, now.
+    for x in (twin, tenant):
+        service.add_episode(
+            tenant_id=x, body=EpisodeCreate(episode_id="n1", content="x", occurred_at=T0)
+        )
+    b = service.write_facts(tenant_id=twin, deltas=[delta("zed", "status", "n1", T0, value="b")])
+    assert b.facts[0].recorded_at > far
+    a = service.write_facts(tenant_id=tenant, deltas=[delta("zed", "status", "n1", T0, value="a")])
+    assert a.facts[0].recorded_at < utcnow() + timedelta(minutes=1)
+
+
+def test_search_ranks_the_tenant_s_items_by_their_own_vectors(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """An episode id both tenants hold: the twin's e9 says what the query asks, the
+    tenant's does not. The tenant's answer ranks its own episodes by their own vectors
+    (a nearest-neighbour pass over both tenants would lift its e9 by the twin's)."""
+    assert isinstance(store, SearchableStore)
+    texts = {twin: {"e9": "a quokka smiling at the camera on Rottnest island"},
+             tenant: {"e9": "quarterly tax forms and invoices",
+                      "e5": "a small marsupial hopping near Perth",
+                      "e6": "the printer needs new toner"}}
+    for x, eps in texts.items():
+        for eid, text in eps.items():
+            service.add_episode(
+                tenant_id=x, body=EpisodeCreate(episode_id=eid, content=text, occurred_at=T0)
+            )
+        store.search.index_pending(tenant_id=x, embedder=embedder)
+    found = Retriever(store, embedder=embedder).search(
+        tenant_id=tenant, query="quokka", scopes=[ItemKind.EPISODE], limit=3
+    )
+    assert [cast(Any, r.item).episode_id for r in found][:1] == ["e5"]
+    assert {cast(Any, r.item).tenant_id for r in found} == {tenant}
+
+
+def test_search_ranks_the_tenant_s_facts_by_their_own_vectors(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """The same with facts, whose ids only a restore makes equal: the twin holds the
+    tenant's fact ids, restored from a copy in which one of them says what the query asks.
+    Searched now and as known at an instant (the store's other query)."""
+    assert isinstance(store, SearchableStore)
+    service.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="notes", occurred_at=T0)
+    )
+    written = service.write_facts(tenant_id=tenant, deltas=[
+        delta("mira", "note", "e1", T0, value="quarterly tax forms and invoices"),
+        delta("mira", "hobby", "e1", T0, value="a small marsupial hopping near Perth"),
+        delta("mira", "chore", "e1", T0, value="the printer needs new toner"),
+    ])
+    tax = written.facts[0].fact_id
+    quokka = "a quokka smiling at the camera on Rottnest island"
+
+    def other(r: dict[str, Any]) -> dict[str, Any]:
+        if r.get("fact_id") != tax:
+            return r
+        if r["type"] == "version":
+            return {**r, "value": quokka}
+        return {**r, "claim": {**r["claim"], "value": quokka}} if r.get("claim") else r
+
+    dump = export(store, tenant)
+    for kind in RECORD_ORDER:
+        rows = [other(r) for r in dump if r["type"] == kind]
+        if kind == "version":  # version ids are unique in a store
+            rows = [{**r, "version_id": r["version_id"] + "t"} for r in rows]
+        cast(TransferStore, store).restore_records(tenant_id=twin, records=rows)
+    assert [f.value for f in service.facts(tenant_id=twin, predicate="note")] == [quokka]
+    for x in (twin, tenant):
+        store.search.index_pending(tenant_id=x, embedder=embedder)
+    retriever = Retriever(store, embedder=embedder)
+    for known_at in (None, utcnow()):
+        found = retriever.search(tenant_id=tenant, query="quokka", scopes=[ItemKind.FACT],
+                                 known_at=known_at, limit=3)
+        assert [cast(Any, r.item).predicate for r in found][:1] == ["hobby"], known_at
+        assert {cast(Any, r.item).tenant_id for r in found} == {tenant}

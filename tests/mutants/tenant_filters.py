@@ -27,7 +27,8 @@ another tenant (or missed its own), not a syntax error:
 - Cypher: ``x.tenant_id = $p`` in a WHERE drops out of its conjunction (``$p IS NOT NULL``
   when it stands alone); ``tenant_id: $p`` in a MATCH or MERGE pattern is removed from
   the map. A ``USING INDEX x:L(tenant_id, ...)`` hint on the same variable goes too, and a
-  parameter no longer used leaves the ``// params:`` header (the loader would refuse it).
+  parameter no longer used stays declared, used by a ``WITH $p AS unused_p_`` first in the
+  query (the store still passes it, and the loader refuses a call with an undeclared one).
   Property writes (SET, CREATE) are not filters and are left alone.
 
 SQLite mutants run in a copy of the repository (PYTHONPATH points at it); Cypher mutants
@@ -56,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # and the indexer. Small on purpose: every surviving mutant runs all of them.
 TESTS = [
     "tests/conformance/test_tenant_isolation.py",
+    "tests/conformance/test_tenant_isolation_erasure.py",
     "tests/conformance/test_store_contract.py::test_tenants_never_see_each_other",
     "tests/integration/test_indexer.py::test_indexing_one_tenant_never_touches_another",
     "tests/api/test_isolation.py",
@@ -199,8 +201,19 @@ def _fix_cypher(text: str, removed_vars: set[str], fragments: dict[str, str]) ->
     included = re.findall(r"^\s*//\s*include\s*:\s*(\w+)", text, flags=re.M)
     body = _masked(text) + "".join(_masked(fragments.get(f, "")) for f in included)
     params = [p.strip() for p in header.group(1).split(",") if p.strip()]
-    kept = [p for p in params if re.search(rf"\${p}\b", body)]
-    return text[: header.start(1)] + " " + ", ".join(kept) + text[header.end(1) :]
+    gone = [p for p in params if not re.search(rf"\${p}\b", body)]
+    if not gone:
+        return text
+    # The store still passes the parameter and the loader refuses a call that passes one
+    # the template does not declare (and a template that declares one it does not use):
+    # keep it declared and used where it filters nothing, first thing in the query (after
+    # a CYPHER version line), so that a kill means a test saw data, not a refused call.
+    uses = "".join(f"WITH ${p} AS unused_{p}_\n" for p in gone)
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("//"))
+    if lines[at].lstrip().upper().startswith("CYPHER"):
+        at += 1
+    return "".join([*lines[:at], uses, *lines[at:]])
 
 
 def _fragments(cypher_dir: Path) -> dict[str, str]:
