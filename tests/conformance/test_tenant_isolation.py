@@ -664,6 +664,24 @@ def test_holding_a_candidate_answers_the_tenant_s_own(
         assert (stored.tenant_id, stored.candidate_id, support) == (x, cid, 1)
 
 
+def test_a_merge_candidate_read_by_id_is_the_tenant_s_own(
+    service: MemoryService, tenant: str, early: str
+) -> None:
+    """The same merge candidate id in both tenants, the twin's written first and first in
+    tenant order (a read by id alone meets it first): the tenant reads its own values."""
+    q = service.store.queue
+    for x, name, similarity in ((early, "Mira Early", 0.5), (tenant, "Mira Own", 0.9)):
+        q.add_merge_candidates(
+            candidates=[merge(x, "m1").model_copy(update={"name": name, "similarity": similarity})]
+        )
+    got = q.merge_candidate(tenant_id=tenant, candidate_id="m1")
+    assert got is not None
+    assert (got.tenant_id, got.name, got.similarity) == (tenant, "Mira Own", 0.9)
+    other = q.merge_candidate(tenant_id=early, candidate_id="m1")
+    assert other is not None
+    assert (other.tenant_id, other.name, other.similarity) == (early, "Mira Early", 0.5)
+
+
 def test_a_lease_is_held_on_the_tenant_s_own_episode(
     service: MemoryService, tenant: str, twin: str
 ) -> None:

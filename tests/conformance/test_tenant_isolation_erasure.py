@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -29,7 +29,7 @@ from graph.schema import MemorySchema
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
 from graph.stores.transfer import RECORD_ORDER, TransferStore
-from graph.timeutil import utcnow
+from graph.timeutil import format_instant, from_db, utcnow
 from tests.conformance.test_tenant_isolation import delta, seed, snapshot, t
 
 
@@ -278,4 +278,73 @@ def test_retention_purges_the_tenant_s_own_beside_a_restored_twin(
             assert kept, eid
         except NotFoundError:
             assert not kept, eid
+    assert export(store, twin) == twin_before
+
+
+# zoe's advisor is single-valued: one timeline ["zoe","advisor"] whatever the advisor, so
+# a fact about mira sits on a timeline that is not mira's own.
+ADVISOR = MemorySchema.model_validate(
+    {"entity_types": [{"name": "Person"}],
+     "predicates": [{"name": "advisor", "object_type": "Person", "cardinality": "one"}]}
+)
+
+
+def test_forget_re_folds_a_shared_timeline_at_the_tenant_s_own_clock(
+    store: Store, service: MemoryService, tenant: str, twin: str
+) -> None:
+    """zoe's advisor is ivan, then mira from March. The tenant holds them restored without
+    mentions and without mira's episode (as an import may), so forgetting mira deletes no
+    episode and re-folds the timeline itself, after reading its current versions: ivan's
+    version is recorded anew, at the tenant's clock. The twin holds the same timeline
+    (fact ids of its own) restored from a ledger fifty years ahead; its versions never
+    move the tenant's clock (a read of current versions without the tenant would)."""
+    assert isinstance(store, ErasableStore)
+    ahead = timedelta(days=365 * 50)
+
+    def written() -> list[dict[str, Any]]:
+        """The timeline's export from a tenant of its own: fact ids of its own."""
+        source = "s-" + uuid.uuid4().hex[:12]
+        try:
+            service.put_schema(tenant_id=source, schema=ADVISOR)
+            for who, start, eid in (("ivan", d(1), "e1"), ("mira", d(3), "e2")):
+                episode(service, source, eid, start)
+                service.write_facts(tenant_id=source, deltas=[MemoryDelta(
+                    subject="zoe", predicate="advisor", object=who, object_type="Person",
+                    valid_from=start, source_episode_id=eid,
+                )])
+            return export(store, source)
+        finally:
+            store.purge_tenant(tenant_id=source)
+
+    def shifted(r: dict[str, Any]) -> dict[str, Any]:
+        if r["type"] not in ("version", "assertion"):
+            return r
+        return {**r, **{k: format_instant(from_db(r[k]) + ahead)
+                        for k in ("recorded_at", "retired_at") if r.get(k)}}
+
+    # mira's episode is not restored: forgetting deletes only episodes that still exist.
+    restore_copy(store, "", tenant, [
+        r for r in written()
+        if r["type"] != "mention" and not (r["type"] == "episode" and r["episode_id"] == "e2")
+    ])
+    restore_copy(store, "", twin, [shifted(r) for r in written()])
+    twin_before = export(store, twin)
+    far = utcnow() + ahead - timedelta(days=1)
+    never = utcnow() + 2 * ahead  # known at: every version, even one recorded ahead
+    twin_history = service.history(tenant_id=twin, subject="zoe", predicate="advisor",
+                                   known_at=never)
+    assert twin_history
+    assert all(f.recorded_at > far for f in twin_history)
+
+    gone = forget(store, tenant_id=tenant, entity_id="mira", dry_run=False)
+    assert (gone.entities, gone.episodes) == (1, 0)
+    # The wall clock: the process clock (utcnow) would have jumped with a wrong answer.
+    soon = datetime.now(UTC) + timedelta(minutes=1)
+    history = service.history(tenant_id=tenant, subject="zoe", predicate="advisor",
+                              known_at=never)
+    current = [f for f in history if f.retired_at is None]
+    assert [(f.object, f.valid_from, f.valid_to) for f in current] == [("ivan", d(1), None)]
+    assert current[0].recorded_at < soon
+    assert all(f.object == "ivan" for f in history)
+    assert all(f.retired_at is None or f.retired_at < soon for f in history)
     assert export(store, twin) == twin_before
