@@ -804,3 +804,42 @@ def test_search_ranks_the_tenant_s_facts_by_their_own_vectors(
                                  known_at=known_at, limit=3)
         assert [cast(Any, r.item).predicate for r in found][:1] == ["hobby"], known_at
         assert {cast(Any, r.item).tenant_id for r in found} == {tenant}
+    # The index's nearest current facts, asked directly (a widening fetch does): the
+    # tenant's tax fact is ranked by its own vector, not by the twin's quokka.
+    predicate = {f.fact_id: f.predicate for f in written.facts}
+    hits = store.search.vector_search(
+        tenant_id=tenant, kind=ItemKind.FACT, vector=embedder.encode(["quokka"])[0],
+        model=embedder.name, window=Retriever.window(), limit=3,
+    )
+    assert [predicate.get(h.item_id) for h in hits][:1] == ["hobby"]
+    assert len({h.item_id for h in hits}) == len(hits)
+
+
+def test_search_quotes_the_tenant_s_episode_though_the_twin_s_same_id_is_stale(
+    store: Store, service: MemoryService, tenant: str, twin: str, embedder: SentenceEmbedder
+) -> None:
+    """Both tenants' e1 says mira's status is wombat; the twin's e2 then changed it, so
+    the twin's e1 is stale (search leaves it out), the tenant's is not: the staleness check
+    reads the timelines of the tenant's own e1 (a check over both tenants would drop it)."""
+    assert isinstance(store, SearchableStore)
+    for x in (twin, tenant):
+        service.add_episode(tenant_id=x, body=EpisodeCreate(
+            episode_id="e1", content="mira holds a wombat membership", occurred_at=T0))
+        service.write_facts(tenant_id=x, deltas=[delta("mira", "status", "e1", T0,
+                                                       value="wombat")])
+    service.add_episode(tenant_id=twin, body=EpisodeCreate(
+        episode_id="e2", content="mira upgraded her plan", occurred_at=LATER))
+    service.write_facts(tenant_id=twin, deltas=[delta("mira", "status", "e2", LATER,
+                                                      value="koala")])
+    for x in (twin, tenant):
+        store.search.index_pending(tenant_id=x, embedder=embedder)
+    retriever = Retriever(store, embedder=embedder)
+
+    def quoted(x: str) -> list[str]:
+        found = retriever.search(tenant_id=x, query="wombat membership",
+                                 scopes=[ItemKind.EPISODE], limit=5)
+        assert {cast(Any, r.item).tenant_id for r in found} <= {x}
+        return [cast(Any, r.item).episode_id for r in found]
+
+    assert "e1" not in quoted(twin)
+    assert quoted(tenant) == ["e1"]
