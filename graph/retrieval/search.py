@@ -16,9 +16,7 @@ value no longer valid in the window are dropped (see :mod:`graph.retrieval.stale
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -47,9 +45,6 @@ ALL_KINDS: tuple[ItemKind, ...] = (ItemKind.FACT, ItemKind.ENTITY, ItemKind.EPIS
 MAX_LIMIT = 100
 MAX_QUERY_CHARS = 4000
 MAX_STALE = 200  # episodes checked for staleness per search; the rest are not returned
-# Query embeddings run here, beside the fulltext lookups of their search. The embedder
-# encodes one call at a time anyway (a lock), so one worker loses nothing.
-_EMBED_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sgam-query-embed")
 
 
 class SearchFilters(BaseModel):
@@ -203,33 +198,6 @@ class Retriever:
         words = terms(query)
         qvec = vector
         out = Candidates()
-        if qvec is None and not isinstance(index, GatheredReads):
-            # The model and the fulltext index both release the GIL: the query is embedded
-            # on another thread while fulltext runs here (SQLite at 100k facts: ~15 ms
-            # each, one after the other before).
-            context = contextvars.copy_context()  # the caller's trace span, in the worker
-            embedding = _EMBED_POOL.submit(context.run, self.embed_query, query)
-            out.bm25 = {
-                kind: index.fulltext(
-                    tenant_id=tenant_id, kind=kind, terms=words, window=window, limit=n
-                )
-                for kind in kinds
-            }
-            try:
-                qvec = embedding.result()
-            except EmbeddingUnavailableError:
-                out.degraded = ("vector",)  # fulltext and the graph still answer
-                return out
-            for kind in out.bm25:
-                out.vector[kind] = index.vector_search(
-                    tenant_id=tenant_id,
-                    kind=kind,
-                    vector=qvec,
-                    model=self.embedder.name,
-                    window=window,
-                    limit=n,
-                )
-            return out
         if qvec is None:
             try:
                 qvec = self.embed_query(query)
