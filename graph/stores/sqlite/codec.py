@@ -6,7 +6,6 @@ and sort as text; lists and maps are JSON columns.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -57,83 +56,31 @@ def in_list(values: Sequence[Any]) -> str:
 
 
 # -- facts ---------------------------------------------------------------------------------
-_VALUE_TYPES = {v.value: v for v in ValueType}
-_CARDINALITIES = {c.value: c for c in Cardinality}
-_json_list = json.JSONDecoder().decode
-
-
-@functools.lru_cache(maxsize=4096)
-def _instant(text: str) -> datetime:
-    # Versions of one batch share their recorded time and many share bounds; datetimes
-    # are immutable, so one decoded instant can serve every row that holds it.
-    return from_db(text)
-
-
-def _list(text: str) -> list[Any]:
-    if text == "[]":
-        return []
-    # One id, as json.dumps writes it (no spaces; quotes, backslashes and anything not
-    # ASCII escaped): with neither a quote nor a backslash inside, its text is the id.
-    if text.startswith('["') and text.endswith('"]'):
-        inner = text[2:-2]
-        if '"' not in inner and "\\" not in inner:
-            return [inner]
-    return list(_json_list(text))
-
-
-def fact_from_row(r: Sequence[Any]) -> Fact:
-    """A version this store wrote, selected as :data:`FACT_COLUMNS` (in that order): every
-    column decoded to its type here. Columns are taken by position: a search decodes a
-    couple of hundred versions, and looking each of 23 columns up by name cost more
-    than the decoding itself."""
-    (
-        version_id,
-        tenant_id,
-        fact_id,
-        _timeline_key,
-        subject,
-        subject_type,
-        predicate,
-        value_json,
-        value_type,
-        obj,
-        object_type,
-        valid_from,
-        valid_to,
-        recorded_at,
-        retired_at,
-        source_episode_id,
-        sources_json,
-        supersedes_json,
-        confidence,
-        memory_type,
-        schema_version,
-        retention_policy,
-        cardinality,
-    ) = r
+def fact_from_row(r: sqlite3.Row) -> Fact:
+    """A version this store wrote: every column decoded to its type here."""
     return Fact.trusted(
-        tenant_id=tenant_id,
-        fact_id=fact_id,
-        version_id=version_id,
-        subject=subject,
-        subject_type=subject_type,
-        predicate=predicate,
-        value=load_value(value_json),
-        value_type=_VALUE_TYPES[value_type],
-        object=obj,
-        object_type=object_type,
-        valid_from=_instant(valid_from),
-        valid_to=None if valid_to is None else _instant(valid_to),
-        recorded_at=_instant(recorded_at),
-        retired_at=None if retired_at is None else _instant(retired_at),
-        source_episode_id=source_episode_id,
-        sources=_list(sources_json),
-        supersedes=_list(supersedes_json),
-        confidence=confidence,
-        memory_type=memory_type,
-        schema_version=schema_version,
-        retention_policy=retention_policy,
-        cardinality=_CARDINALITIES[cardinality],
+        tenant_id=r["tenant_id"],
+        fact_id=r["fact_id"],
+        version_id=r["version_id"],
+        subject=r["subject"],
+        subject_type=r["subject_type"],
+        predicate=r["predicate"],
+        value=load_value(r["value_json"]),
+        value_type=ValueType(r["value_type"]),
+        object=r["object"],
+        object_type=r["object_type"],
+        valid_from=from_db(r["valid_from"]),
+        valid_to=opt_dt(r["valid_to"]),
+        recorded_at=from_db(r["recorded_at"]),
+        retired_at=opt_dt(r["retired_at"]),
+        source_episode_id=r["source_episode_id"],
+        sources=json.loads(r["sources_json"]),
+        supersedes=json.loads(r["supersedes_json"]),
+        confidence=r["confidence"],
+        memory_type=r["memory_type"],
+        schema_version=r["schema_version"],
+        retention_policy=r["retention_policy"],
+        cardinality=Cardinality(r["cardinality"]),
     )
 
 
