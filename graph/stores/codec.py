@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from graph.model import Cardinality, ConflictPolicy, Episode, ValueType
 from graph.temporal import Assertion, Claim
@@ -96,3 +97,33 @@ def episode_hash(episode: Episode) -> str:
         "metadata": episode.metadata,
     }
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class Decoded(Mapping[str, T], Generic[R, T]):
+    """Rows by id, each decoded on first access. A search reads a few hundred episodes
+    and entities to know which are visible in its window (~40 us each to decode), and
+    shows a few of them."""
+
+    def __init__(self, rows: Mapping[str, R], decode: Callable[[R], T]) -> None:
+        self._rows = rows
+        self._decode = decode
+        self._done: dict[str, T] = {}
+
+    def __getitem__(self, key: str) -> T:
+        item = self._done.get(key)
+        if item is None:
+            item = self._done[key] = self._decode(self._rows[key])
+        return item
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

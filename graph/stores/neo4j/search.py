@@ -28,7 +28,7 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -38,6 +38,7 @@ from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import GatheredReads, Hit, ItemKind, Pending, Window
 from graph.retrieval.text import lucene_scoped
+from graph.stores.codec import Decoded
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
@@ -353,7 +354,7 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
              "known_at": utc(known_at)},
         )
-        return _Decoded(
+        return Decoded(
             {r["episode"]["episode_id"]: r["episode"] for r in rows}, episode_from_props
         )
 
@@ -367,7 +368,7 @@ class Neo4jSearch:
             {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
              "known_at": utc(known_at)},
         )
-        return _Decoded(
+        return Decoded(
             {r["entity"]["entity_id"]: r["entity"] for r in rows},
             lambda p: entity_from_props(tenant_id, p),
         )
@@ -404,32 +405,6 @@ class Neo4jSearch:
              "known_at": utc(known_at), "radius": radius},
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
-
-
-class _Decoded(Mapping[str, T]):
-    """Items by id, each decoded on first access: a search reads a few hundred episodes
-    and entities to know which are visible in its window (~40 us each to decode) and
-    shows a few of them."""
-
-    def __init__(self, rows: dict[str, Row], decode: Callable[[Row], T]) -> None:
-        self._rows = rows
-        self._decode = decode
-        self._done: dict[str, T] = {}
-
-    def __getitem__(self, key: str) -> T:
-        item = self._done.get(key)
-        if item is None:
-            item = self._done[key] = self._decode(self._rows[key])
-        return item
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._rows
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
 
 
 def _first_fetch(limit: int, window: Window) -> int:
@@ -737,7 +712,7 @@ class _Gathered(Neo4jSearch):
         if self._foreseen(tenant_id, known_at) and x["episode_scope"].issuperset(ids):
             wanted = set(ids)
             found = {p["episode_id"]: p for p in x["episodes"] if p["episode_id"] in wanted}
-            return _Decoded(dict(sorted(found.items())), episode_from_props)
+            return Decoded(dict(sorted(found.items())), episode_from_props)
         return super().episodes_by_id(
             tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
         )
@@ -750,7 +725,7 @@ class _Gathered(Neo4jSearch):
         if self._foreseen(tenant_id, known_at) and x["entity_scope"].issuperset(ids):
             wanted = set(ids)
             found = {p["entity_id"]: p for p in x["entities"] if p["entity_id"] in wanted}
-            return _Decoded(
+            return Decoded(
                 dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p)
             )
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)

@@ -22,13 +22,12 @@ drops them.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from graph.embeddings import Embedder, Vectors, from_blob, to_blob
 from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import Hit, ItemKind, Pending, Window
 from graph.retrieval.text import fts5_query
+from graph.stores.codec import Decoded
 from graph.stores.sqlite.codec import (
     FACT_COLUMNS,
     entity_unchecked,
@@ -303,32 +303,6 @@ class _DocCounts:
         self.rows: dict[str | None, tuple[int, int]] = {}
 
 
-T = TypeVar("T")
-
-
-class _Decoded(Mapping[str, T]):
-    """Rows by id, each decoded on first access. A search reads a few hundred episodes
-    and entities to know which are visible in its window, and shows a few of them."""
-
-    def __init__(self, rows: dict[str, sqlite3.Row], decode: Callable[[sqlite3.Row], T]) -> None:
-        self._rows = rows
-        self._decode = decode
-        self._done: dict[str, T] = {}
-
-    def __getitem__(self, key: str) -> T:
-        item = self._done.get(key)
-        if item is None:
-            item = self._done[key] = self._decode(self._rows[key])
-        return item
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._rows
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
 
 
 def _facts_sql(where: str) -> str:
@@ -748,7 +722,7 @@ class SqliteSearch:
             " AND recorded_at <= :known_at",
             {"tenant": tenant_id, "ids": _ids(episode_ids), "known_at": to_db(known_at)},
         )
-        return _Decoded({r["episode_id"]: r for r in rows}, episode_from_row)
+        return Decoded({r["episode_id"]: r for r in rows}, episode_from_row)
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
@@ -758,7 +732,7 @@ class SqliteSearch:
             " AND created_at <= :known_at",
             {"tenant": tenant_id, "ids": _ids(entity_ids), "known_at": to_db(known_at)},
         )
-        return _Decoded({r["entity_id"]: r for r in rows}, entity_unchecked)
+        return Decoded({r["entity_id"]: r for r in rows}, entity_unchecked)
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         rows = self.conn.read(
