@@ -15,6 +15,9 @@ CREATE CONSTRAINT merge_candidate_pair IF NOT EXISTS
 FOR (m:MergeCandidate) REQUIRE (m.tenant_id, m.entity_id, m.existing_entity_id) IS UNIQUE;
 CREATE INDEX episode_lease IF NOT EXISTS
 FOR (e:Episode) ON (e.status, e.lease_until);
+// The claim's fair round: per tenant, its pending episodes oldest due first.
+CREATE INDEX episode_fair IF NOT EXISTS
+FOR (e:Episode) ON (e.status, e.tenant_id, e.next_attempt_at);
 CREATE INDEX episode_session IF NOT EXISTS
 FOR (e:Episode) ON (e.tenant_id, e.session_id);
 CREATE INDEX extraction_candidate_status IF NOT EXISTS

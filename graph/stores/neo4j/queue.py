@@ -113,7 +113,8 @@ class Neo4jQueue:
                     "now": to_neo(now),
                     "owner": owner,
                     "lease_until": to_neo(lease_until),
-                    "after": self.last_tenant,
+                    # One tenant's queue has no round to make (see queue_claim.cypher).
+                    "after": self.last_tenant if tenant_id is None else None,
                     "with_model": with_model,
                 },
             )
