@@ -64,12 +64,22 @@ _EXPIRED_LEASE = (
     " ORDER BY lease_until LIMIT 1"
 )
 # Then the next tenant after :after (in tenant order) with a due episode, its oldest one
-# (index episodes_fair); the caller wraps round to the first tenant.
+# (index episodes_fair, read in its order: no sort); the caller wraps round to the first
+# tenant.
 _DUE_PENDING = (
     "SELECT tenant_id, episode_id FROM episodes"  # noqa: S608 (a constant fragment)
     " WHERE status = 'pending' AND tenant_id > :after AND next_attempt_at <= :now"
-    f" AND (:tenant IS NULL OR tenant_id = :tenant) AND {_CAN_DO}"
+    f" AND {_CAN_DO}"
     " ORDER BY tenant_id, next_attempt_at LIMIT 1"
+)
+# One tenant's queue: its oldest due episode, from the same index. (Asked through the
+# round above, with tenant_id = :tenant as a filter, it read every other tenant's pending
+# episodes in the index range it walked.)
+_TENANT_DUE_PENDING = (
+    "SELECT tenant_id, episode_id FROM episodes"  # noqa: S608 (a constant fragment)
+    " WHERE status = 'pending' AND tenant_id = :tenant AND next_attempt_at <= :now"
+    f" AND {_CAN_DO}"
+    " ORDER BY next_attempt_at LIMIT 1"
 )
 
 # Supporters of a statement: those still held and those already written from it.
@@ -150,11 +160,15 @@ class SqliteQueue:
                 p,
             )
             q = {"now": t, "tenant": tenant_id, "with_model": with_model}
-            picked = (
-                c.execute(_EXPIRED_LEASE, q).fetchone()
-                or c.execute(_DUE_PENDING, {**q, "after": self.last_tenant}).fetchone()
-                or c.execute(_DUE_PENDING, {**q, "after": ""}).fetchone()  # round again
-            )
+            picked = c.execute(_EXPIRED_LEASE, q).fetchone()
+            if picked is None and tenant_id is not None:
+                picked = c.execute(_TENANT_DUE_PENDING, q).fetchone()
+            elif picked is None:
+                p = {"now": t, "with_model": with_model}
+                picked = (
+                    c.execute(_DUE_PENDING, {**p, "after": self.last_tenant}).fetchone()
+                    or c.execute(_DUE_PENDING, {**p, "after": ""}).fetchone()  # round again
+                )
             if picked is None:
                 return None
             self.last_tenant = picked["tenant_id"]
