@@ -32,23 +32,34 @@ CALL () {
   ORDER BY e.status, e.tenant_id, e.next_attempt_at
   LIMIT 1
   UNION
-  // The round: the first tenant after $after with a due episode, its oldest one ...
-  MATCH (e:Episode)
-  USING INDEX e:Episode(status, tenant_id, next_attempt_at)
-  WHERE e.status = 'pending' AND e.tenant_id > $after AND e.next_attempt_at <= $now
-    AND ($with_model OR NOT coalesce(e.needs_model, false))
-  RETURN e, 1 AS rank
-  ORDER BY e.status, e.tenant_id, e.next_attempt_at
+  // The round, asked only when some episode is due at all (episode_queue: one seek), as
+  // the fair index holds the not-yet-due too: while every episode waits for a retry (a
+  // model outage) an idle poll then costs a seek, not a walk over the backlog.
+  MATCH (x:Episode)
+  USING INDEX x:Episode(status, next_attempt_at)
+  WHERE x.status = 'pending' AND x.next_attempt_at <= $now
+  WITH x
   LIMIT 1
-  UNION
-  // ... else, wrapping round, the first tenant up to $after with one.
-  MATCH (e:Episode)
-  USING INDEX e:Episode(status, tenant_id, next_attempt_at)
-  WHERE e.status = 'pending' AND e.tenant_id <= $after AND e.next_attempt_at <= $now
-    AND ($with_model OR NOT coalesce(e.needs_model, false))
-  RETURN e, 2 AS rank
-  ORDER BY e.status, e.tenant_id, e.next_attempt_at
-  LIMIT 1
+  CALL () {
+    // The first tenant after $after with a due episode, its oldest one ...
+    MATCH (e:Episode)
+    USING INDEX e:Episode(status, tenant_id, next_attempt_at)
+    WHERE e.status = 'pending' AND e.tenant_id > $after AND e.next_attempt_at <= $now
+      AND ($with_model OR NOT coalesce(e.needs_model, false))
+    RETURN e, 1 AS rank
+    ORDER BY e.status, e.tenant_id, e.next_attempt_at
+    LIMIT 1
+    UNION
+    // ... else, wrapping round, the first tenant up to $after with one.
+    MATCH (e:Episode)
+    USING INDEX e:Episode(status, tenant_id, next_attempt_at)
+    WHERE e.status = 'pending' AND e.tenant_id <= $after AND e.next_attempt_at <= $now
+      AND ($with_model OR NOT coalesce(e.needs_model, false))
+    RETURN e, 2 AS rank
+    ORDER BY e.status, e.tenant_id, e.next_attempt_at
+    LIMIT 1
+  }
+  RETURN e, rank
 }
 WITH e
 ORDER BY rank

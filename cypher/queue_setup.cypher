@@ -18,6 +18,10 @@ FOR (e:Episode) ON (e.status, e.lease_until);
 // The claim's fair round: per tenant, its pending episodes oldest due first.
 CREATE INDEX episode_fair IF NOT EXISTS
 FOR (e:Episode) ON (e.status, e.tenant_id, e.next_attempt_at);
+// The claim asks it whether anything is due at all. Also created by schema.setup; here
+// too (a no-op there) because queue.claim names it in a hint, which fails without it.
+CREATE INDEX episode_queue IF NOT EXISTS
+FOR (e:Episode) ON (e.status, e.next_attempt_at);
 CREATE INDEX episode_session IF NOT EXISTS
 FOR (e:Episode) ON (e.tenant_id, e.session_id);
 CREATE INDEX extraction_candidate_status IF NOT EXISTS
