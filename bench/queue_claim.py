@@ -13,7 +13,9 @@ tenants): use a store of its own.
 
     PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python bench/queue_claim.py \
         --store sqlite:///.sgam/bench/queue_claim.db --n 10000 [--tenants 5] [--claims 200]
-        [--fill-threads 4] [--scoped]       # claims of one tenant (tenant_id given) instead of all
+        [--fill-threads 4]
+        [--scoped]       # claims of one tenant (tenant_id given) instead of all
+        [--nothing-due]  # idle polls while every episode waits (claims asked a year early)
         [--purge]        # delete the bench's tenants and stop
 
 Against Neo4j, ``--store bolt://127.0.0.1:PORT`` of a private server (see bench/README.md).
@@ -83,12 +85,16 @@ def put_back(store: Store, claimed: list[Episode]) -> None:
         )
 
 
-def measure(store: Store, claims: int, scoped: str | None) -> tuple[list[float], list[Episode]]:
+def measure(
+    store: Store, claims: int, scoped: str | None, nothing_due: bool
+) -> tuple[list[float], list[Episode]]:
     times: list[float] = []
     claimed: list[Episode] = []
     try:
         for _ in range(claims):
             now = utcnow()
+            if nothing_due:  # asked before any episode is due: all wait, as for a retry
+                now -= timedelta(days=365)
             started = time.perf_counter()
             ep = store.queue.claim(
                 owner="bench",
@@ -98,6 +104,10 @@ def measure(store: Store, claims: int, scoped: str | None) -> tuple[list[float],
                 tenant_id=scoped,
             )
             times.append((time.perf_counter() - started) * 1000)
+            if nothing_due:
+                if ep is not None:
+                    raise SystemExit(f"claimed {ep.episode_id} though nothing was due")
+                continue
             if ep is None:
                 raise SystemExit("the queue ran dry: raise --n or lower --claims")
             claimed.append(ep)
@@ -114,6 +124,11 @@ def main() -> None:
     p.add_argument("--claims", type=int, default=200)
     p.add_argument("--fill-threads", type=int, default=4, help="writers while filling")
     p.add_argument("--scoped", action="store_true", help="claim for one tenant only")
+    p.add_argument(
+        "--nothing-due",
+        action="store_true",
+        help="idle polls: claims asked before any episode is due (as in a model outage)",
+    )
     p.add_argument("--purge", action="store_true", help="delete the bench's tenants")
     args = p.parse_args()
     names = tenants(args.tenants)
@@ -127,7 +142,9 @@ def main() -> None:
         spent = fill(service, names, args.n, args.fill_threads)
         counts = {t: store.queue.queue_counts(tenant_id=t) for t in names}
         pending = sum(c.get("pending", 0) for c in counts.values())
-        times, claimed = measure(store, args.claims, names[0] if args.scoped else None)
+        times, claimed = measure(
+            store, args.claims, names[0] if args.scoped else None, args.nothing_due
+        )
         order = [ep.tenant_id for ep in claimed[: 2 * len(names)]]
         q = statistics.quantiles(times, n=20)
         print(
@@ -138,6 +155,7 @@ def main() -> None:
                     "pending": pending,
                     "claims": len(times),
                     "scoped": args.scoped,
+                    "nothing_due": args.nothing_due,
                     "p50_ms": round(statistics.median(times), 2),
                     "p95_ms": round(q[18], 2),
                     "fill_s": round(spent, 1),

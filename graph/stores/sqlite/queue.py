@@ -72,6 +72,10 @@ _DUE_PENDING = (
     f" AND {_CAN_DO}"
     " ORDER BY tenant_id, next_attempt_at LIMIT 1"
 )
+# Anything due at all (index episodes_queue: one seek)? episodes_fair also holds the
+# episodes waiting for a retry, which the round walks past: while all of them wait (a
+# model outage), an idle poll would read the whole backlog.
+_ANY_DUE = "SELECT 1 FROM episodes WHERE status = 'pending' AND next_attempt_at <= :now LIMIT 1"
 # One tenant's queue: its oldest due episode, from the same index. (Asked through the
 # round above, with tenant_id = :tenant as a filter, it read every other tenant's pending
 # episodes in the index range it walked.)
@@ -163,11 +167,11 @@ class SqliteQueue:
             picked = c.execute(_EXPIRED_LEASE, q).fetchone()
             if picked is None and tenant_id is not None:
                 picked = c.execute(_TENANT_DUE_PENDING, q).fetchone()
-            elif picked is None:
-                p = {"now": t, "with_model": with_model}
+            elif picked is None and c.execute(_ANY_DUE, {"now": t}).fetchone() is not None:
+                fair = {"now": t, "with_model": with_model}
                 picked = (
-                    c.execute(_DUE_PENDING, {**p, "after": self.last_tenant}).fetchone()
-                    or c.execute(_DUE_PENDING, {**p, "after": ""}).fetchone()  # round again
+                    c.execute(_DUE_PENDING, {**fair, "after": self.last_tenant}).fetchone()
+                    or c.execute(_DUE_PENDING, {**fair, "after": ""}).fetchone()  # round again
                 )
             if picked is None:
                 return None
