@@ -7,8 +7,10 @@ so what other tenants hold changes neither a tenant's results nor their cost:
 
 - vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
   model and, for facts, ``current``: true only on the version open in system time);
-- fulltext: every item carries its tenant's scope token (``scope``; ``scope_current`` on
-  the open fact version) and the Lucene query requires it.
+- fulltext: every item is indexed under its tenant's own terms (each word prefixed with
+  the tenant's token, :func:`graph.stores.neo4j.codec.index_terms`; the open fact version
+  also under a "current" prefix), so a query names only its tenant's terms, BM25 counts
+  only that tenant's documents, and Lucene skips the postings of common words.
 
 What the indexes cannot filter is checked on the rows they return: valid time (as_of),
 and for a past known_at the system-time window (the index then offers every version of
