@@ -84,9 +84,7 @@ SET r.version_id = row.version_id, r.fact_id = row.fact_id, r.tenant_id = $tenan
     r.memory_type = row.memory_type, r.schema_version = row.schema_version,
     r.retention_policy = row.retention_policy, r.cardinality = row.cardinality,
     r.fact_text = row.fact_text, r.open_key = row.open_key, r.current = row.retired_at IS NULL,
-    r.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
-    r.scope_current = CASE WHEN row.retired_at IS NULL
-      THEN 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h') END
+    r.terms = row.terms, r.terms_current = row.terms_current
 """
 RAW_RELATIONS = (
     """

@@ -3,8 +3,9 @@
 // Every property is named (a map SET would make the planner buffer all rows), and the
 // row's keys for the MATCH differ from the property names, so the planner streams the
 // rows instead of buffering them (Eager); a null one is simply not stored. open_key is
-// set only on a current open version; current/scope_current only on the version open in
-// system time (search filters on them inside the indexes). Times arrive as text: datetime() here costs less
+// set only on a current open version; current and terms_current only on the version open
+// in system time (search filters on them inside the indexes; terms come from
+// graph.stores.neo4j.codec.index_terms). Times arrive as text: datetime() here costs less
 // than the driver packing DATETIMEs.
 SET r.version_id = row.version_id,
     r.fact_id = row.fact_id,
@@ -32,6 +33,5 @@ SET r.version_id = row.version_id,
     r.fact_text = row.fact_text,
     r.open_key = row.open_key,
     r.current = row.retired_at IS NULL,
-    r.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
-    r.scope_current = CASE WHEN row.retired_at IS NULL
-      THEN 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h') END
+    r.terms = row.terms,
+    r.terms_current = row.terms_current

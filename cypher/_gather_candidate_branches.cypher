@@ -1,7 +1,7 @@
 // fragment: gather_candidate_branches
 // The branches of search.gather_candidates(_past) that do not depend on the window's
-// system time: BM25 over facts, entities and episodes (each $..._query requires the
-// tenant's scope token; null skips the branch), nearest entities and episodes (null
+// system time: BM25 over facts, entities and episodes (each $..._query names only the
+// tenant's own terms; null skips the branch), nearest entities and episodes (null
 // $vector skips them). Each branch is its per-kind template (search.fulltext_*,
 // search.vector_*) with the kind and signal added.
   WITH $fact_query AS q WHERE q IS NOT NULL

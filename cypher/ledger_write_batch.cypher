@@ -21,13 +21,13 @@ CALL () {
       e.aliases = row.aliases,
       e.summary = row.summary,
       e.created_at = datetime(row.created_at),
-      e.scope = 't' + replace(replace($tenant_id, '_', '_u'), '-', '_h'),
+      e.terms = row.terms,
       e.entity_type = row.entity_type,
       e:$(row.entity_type)
     ON MATCH SET e.entity_type = row.entity_type, e:$(row.entity_type)
 }
 // Versions closed in system time; dropping open_key frees the timeline's open slot for
-// the version that replaces it below; current and scope_current go too, so the search
+// the version that replaces it below; current and terms_current go too, so the search
 // indexes stop offering it for the present.
 CALL () {
   UNWIND $retire AS vid
@@ -35,7 +35,7 @@ CALL () {
   USING INDEX r:FACT(version_id)
   WHERE r.tenant_id = $tenant_id AND r.retired_at IS NULL
   SET r.retired_at = $retired_at, r.current = false
-  REMOVE r.open_key, r.scope_current
+  REMOVE r.open_key, r.terms_current
 }
 // End nodes of new versions not locked above, sorted (see ledger.lock_entities).
 CALL () {

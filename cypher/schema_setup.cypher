@@ -44,16 +44,22 @@ FOR (a:Assertion) ON (a.tenant_id, a.source_episode_id);
 CREATE INDEX episode_queue IF NOT EXISTS
 FOR (e:Episode) ON (e.status, e.next_attempt_at);
 
-// Fulltext (BM25) over entity names, fact sentences and episode text. Each item also
-// carries its tenant's scope token (``scope``; on a fact version ``scope_current`` too
-// while it is the version open in system time), and every query requires it: Lucene
-// then ranks within one tenant only, so no other tenant's rows can crowd a tenant out.
+// Fulltext (BM25) over entity names and aliases, fact sentences and episode text, as
+// ``terms``: each word prefixed with its tenant's scope token (graph.stores.neo4j.codec.
+// index_terms; a fact version open in system time has them under a second prefix in
+// ``terms_current`` too), split on whitespace only. Each tenant's words are terms of
+// their own: Lucene ranks one tenant's items with that tenant's document frequencies, no
+// other tenant's rows can crowd a tenant out or slow its query, and no query needs a
+// tenant clause (which kept Lucene from skipping the postings of common words).
 CREATE FULLTEXT INDEX entity_text IF NOT EXISTS
-FOR (e:Entity) ON EACH [e.name, e.aliases, e.scope];
+FOR (e:Entity) ON EACH [e.terms]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 CREATE FULLTEXT INDEX fact_text IF NOT EXISTS
-FOR ()-[r:FACT]-() ON EACH [r.fact_text, r.scope, r.scope_current];
+FOR ()-[r:FACT]-() ON EACH [r.terms, r.terms_current]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 CREATE FULLTEXT INDEX episode_text IF NOT EXISTS
-FOR (e:Episode) ON EACH [e.content_text, e.scope];
+FOR (e:Episode) ON EACH [e.terms]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Vector indexes, filtered inside the index (Cypher 25 SEARCH ... WHERE) by tenant and,
 // for facts, by ``current`` (true only on the version open in system time).

@@ -1,13 +1,13 @@
 // name: search.backfill_facts
-// params: batch
-// mode: write
-// Migration: give fact versions written before the search filters their scope and
-// current flags, a batch at a time (the caller repeats until it returns 0).
+// params: after, batch
+// mode: read
+// Migration: the next fact versions after $after (by version id, through its uniqueness
+// constraint's index, so each batch starts where the last one ended) that lack the
+// fulltext terms or the current flag of the search indexes; the caller computes their
+// terms (graph.stores.neo4j.codec.index_terms) and writes them with search.set_fact_terms.
 MATCH ()-[r:FACT]->()
-WHERE r.scope IS NULL
-WITH r LIMIT $batch
-SET r.current = r.retired_at IS NULL,
-    r.scope = 't' + replace(replace(r.tenant_id, '_', '_u'), '-', '_h'),
-    r.scope_current = CASE WHEN r.retired_at IS NULL
-      THEN 't' + replace(replace(r.tenant_id, '_', '_u'), '-', '_h') END
-RETURN count(r) AS n
+WHERE r.version_id > $after AND (r.terms IS NULL OR r.current IS NULL)
+RETURN r.version_id AS id, r.tenant_id AS tenant_id, r.fact_text AS text,
+       r.retired_at IS NULL AS open
+ORDER BY r.version_id
+LIMIT $batch

@@ -1,10 +1,13 @@
 // name: search.backfill_nodes
 // params: batch
-// mode: write
-// Migration: give entities and episodes written before the fulltext scope their scope
-// token, a batch at a time (the caller repeats until it returns 0).
+// mode: read
+// Migration: entities and episodes without fulltext terms (written before them), a batch
+// at a time; the caller writes their terms (search.set_node_terms), so each batch finds
+// the next ones.
 MATCH (e)
-WHERE (e:Entity OR e:Episode) AND e.scope IS NULL AND e.tenant_id IS NOT NULL
-WITH e LIMIT $batch
-SET e.scope = 't' + replace(replace(e.tenant_id, '_', '_u'), '-', '_h')
-RETURN count(e) AS n
+WHERE (e:Entity OR e:Episode) AND e.terms IS NULL AND e.tenant_id IS NOT NULL
+RETURN elementId(e) AS node, e.tenant_id AS tenant_id,
+       CASE WHEN e:Entity
+         THEN reduce(s = coalesce(e.name, ''), a IN coalesce(e.aliases, []) | s + ' ' + a)
+         ELSE coalesce(e.content_text, '') END AS text
+LIMIT $batch

@@ -1,7 +1,8 @@
 // name: search.fulltext_entities
 // params: query, fetch, tenant_id, known_at
 // mode: read
-// BM25 over entity names and aliases; $query requires the tenant's scope token.
+// BM25 over entity names and aliases; $query names only the tenant's own
+// terms (graph.stores.neo4j.search.fulltext_query).
 CALL db.index.fulltext.queryNodes('entity_text', $query, {limit: $fetch})
 YIELD node AS e, score
 RETURN e.entity_id AS item_id, score,

@@ -1,9 +1,9 @@
 // name: search.fulltext_facts
 // params: query, fetch, tenant_id, as_of, known_at
 // mode: read
-// BM25 over fact sentences. $query requires the tenant's scope token (scope_current for
-// the present, scope for a past known_at), so Lucene ranks this tenant's versions only;
-// the window is checked on the rows it returns (ok).
+// BM25 over fact sentences. $query names only the tenant's own terms (terms_current, the
+// open versions, for the present; terms, every version, for a past known_at), so Lucene
+// ranks this tenant's versions only; the window is checked on the rows it returns (ok).
 CALL db.index.fulltext.queryRelationships('fact_text', $query, {limit: $fetch})
 YIELD relationship AS r, score
 RETURN r.fact_id AS item_id, score,

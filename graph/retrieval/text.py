@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 # Runs of letters and digits: the same split the SQLite unicode61 tokenizer and Neo4j's
 # standard analyzer make, and underscores split snake_case predicate names into words.
@@ -91,17 +91,6 @@ def lucene_query(query_terms: Iterable[str]) -> str:
     return " OR ".join(_LUCENE_SPECIAL.sub(r"\\\1", t) for t in query_terms)
 
 
-def lucene_scoped(
-    scope_field: str, scope: str, fields: Sequence[str], query_terms: Iterable[str]
-) -> str:
-    """A Lucene query that requires ``scope_field:scope`` (boost 0: it filters, it does not
-    score) and any of the terms in any of ``fields``; every special character escaped.
-    Field names and the scope token are the store's own, never request text."""
-    any_term = "(" + lucene_query(query_terms) + ")"
-    body = " OR ".join(f"{f}:{any_term}" for f in fields)
-    return f"+{scope_field}:{scope}^0 +({body})"
-
-
 def estimate_tokens(text: str) -> int:
     """Tokens a text costs in an LLM prompt: about four characters each in English."""
     return max(1, math.ceil(len(text) / 4))
@@ -121,7 +110,6 @@ __all__ = [
     "estimate_tokens",
     "fts5_query",
     "lucene_query",
-    "lucene_scoped",
     "mentions_value",
     "stem",
     "stems",

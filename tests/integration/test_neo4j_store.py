@@ -45,9 +45,9 @@ INDEXES = {
     "fact_id": ("RANGE", ["FACT"], ["fact_id"]),
     "assertion_timeline": ("RANGE", ["Assertion"], ["tenant_id", "timeline_key"]),
     "assertion_episode": ("RANGE", ["Assertion"], ["tenant_id", "source_episode_id"]),
-    "entity_text": ("FULLTEXT", ["Entity"], ["name", "aliases", "scope"]),
-    "fact_text": ("FULLTEXT", ["FACT"], ["fact_text", "scope", "scope_current"]),
-    "episode_text": ("FULLTEXT", ["Episode"], ["content_text", "scope"]),
+    "entity_text": ("FULLTEXT", ["Entity"], ["terms"]),
+    "fact_text": ("FULLTEXT", ["FACT"], ["terms", "terms_current"]),
+    "episode_text": ("FULLTEXT", ["Episode"], ["terms"]),
     "entity_embedding": ("VECTOR", ["Entity"], ["embedding", "tenant_id", "embedding_model"]),
     "episode_embedding": ("VECTOR", ["Episode"], ["embedding", "tenant_id", "embedding_model"]),
     "fact_embedding": (

@@ -20,7 +20,7 @@ from graph.port import Store
 from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.retrieval.port import GatheredReads, Hit
 from graph.service import MemoryService
-from graph.stores.neo4j.search import scope_token
+from graph.stores.neo4j.search import fulltext_query
 
 pytestmark = pytest.mark.neo4j
 
@@ -67,7 +67,7 @@ def test_the_present_widens_past_ended_facts(
     # The first fetch of the present (limit + 8 rows here) holds only ended facts: without
     # widening the page would be empty.
     first = search.conn.run("search.fulltext_facts", {
-        "query": "+scope_current:" + scope_token(ntenant) + "^0 +(fact_text:(lamp))",
+        "query": fulltext_query(ntenant, ItemKind.FACT, ["lamp"], window),
         "fetch": 12, "tenant_id": ntenant,
         "as_of": window.as_of, "known_at": window.known_at,
     })

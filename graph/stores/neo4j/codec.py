@@ -33,10 +33,28 @@ from graph.queue import (
     MergeStatus,
     PendingCandidate,
 )
+from graph.retrieval.text import words
 from graph.stores.codec import assertion_from_parts, assertion_payload, dump_value, load_value
 from graph.temporal import Assertion
 
 Row = dict[str, Any]
+
+
+def scope_token(tenant_id: str, *, current: bool = False) -> str:
+    """The fulltext prefix of one tenant: one token of letters, digits and underscores,
+    one-to-one ("_" -> "_u", "-" -> "_h"); ``c`` instead of ``t`` for the terms of a fact
+    version open in system time."""
+    return ("c" if current else "t") + tenant_id.replace("_", "_u").replace("-", "_h")
+
+
+def index_terms(scope: str, text: str) -> str:
+    """What a fulltext index reads of ``text`` (whitespace analyzer): every word of
+    :func:`graph.retrieval.text.words`, prefixed with the tenant's scope token. Each
+    tenant's words are then terms of their own, so Lucene's document frequencies are the
+    tenant's (another tenant's documents change neither its scores nor its cost) and a
+    query needs no tenant clause, which let Lucene skip the postings of common words.
+    Injective: a word holds no "_", so the last "_" separates scope and word."""
+    return " ".join(f"{scope}_{w}" for w in words(text))
 
 
 # -- values ------------------------------------------------------------------------------
@@ -125,6 +143,14 @@ def fact_row(fact: Fact, *, tenant_id: str, key: str) -> Row:
         "retention_policy": fact.retention_policy,
         "cardinality": fact.cardinality.value,
         "fact_text": fact.sentence(),
+        # The fulltext index's fields: every version's terms, and the open version's
+        # under the "current" prefix (search of the present, see index_terms).
+        "terms": index_terms(scope_token(tenant_id), fact.sentence()),
+        "terms_current": (
+            index_terms(scope_token(tenant_id, current=True), fact.sentence())
+            if fact.retired_at is None
+            else None
+        ),
         # The one-open-row constraint's key: only on a current, open version.
         "open_key": (
             open_key(tenant_id, key) if fact.retired_at is None and fact.valid_to is None else None
@@ -162,6 +188,11 @@ def fact_from_props(p: Mapping[str, Any]) -> Fact:
     )
 
 
+def entity_terms(tenant_id: str, name: str, aliases: list[str]) -> str:
+    """The fulltext terms of an entity: its name's and its aliases'."""
+    return index_terms(scope_token(tenant_id), " ".join([name, *aliases]))
+
+
 def entity_from_props(tenant_id: str, p: Mapping[str, Any]) -> Entity:
     return Entity(
         tenant_id=tenant_id,
@@ -181,7 +212,8 @@ def episode_props(episode: Episode, content_hash: str) -> Row:
         "kind": episode.kind.value,
         "source": episode.source,
         "content_json": json.dumps(episode.content),
-        "content_text": episode.text(),  # what the fulltext index reads
+        "content_text": episode.text(),  # what the model embeds
+        "terms": index_terms(scope_token(episode.tenant_id), episode.text()),  # fulltext
         "content_hash": content_hash,
         "occurred_at": to_neo(episode.occurred_at),
         "session_id": episode.session_id,
@@ -312,14 +344,17 @@ __all__ = [
     "candidate_from_props",
     "candidate_props",
     "entity_from_props",
+    "entity_terms",
     "episode_from_props",
     "episode_props",
     "fact_from_props",
     "fact_row",
     "from_neo",
+    "index_terms",
     "merge_from_props",
     "merge_row",
     "open_key",
+    "scope_token",
     "text",
     "to_neo",
     "utc",

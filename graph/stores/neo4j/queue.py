@@ -24,8 +24,10 @@ from graph.stores.neo4j.codec import (
     candidate_props,
     entity_from_props,
     episode_from_props,
+    index_terms,
     merge_from_props,
     merge_row,
+    scope_token,
     to_neo,
 )
 from graph.stores.neo4j.connection import Neo4jConnection
@@ -352,7 +354,12 @@ class Neo4jQueue:
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:
         rows = self._q(
             "queue.entity_add_alias",
-            {"tenant_id": tenant_id, "entity_id": entity_id, "alias": alias},
+            {
+                "tenant_id": tenant_id,
+                "entity_id": entity_id,
+                "alias": alias,
+                "alias_terms": index_terms(scope_token(tenant_id), alias),
+            },
         )
         return self._updated(rows)
 

@@ -7,8 +7,10 @@ so what other tenants hold changes neither a tenant's results nor their cost:
 
 - vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
   model and, for facts, ``current``: true only on the version open in system time);
-- fulltext: every item carries its tenant's scope token (``scope``; ``scope_current`` on
-  the open fact version) and the Lucene query requires it.
+- fulltext: every item is indexed under its tenant's own terms (each word prefixed with
+  the tenant's token, :func:`graph.stores.neo4j.codec.index_terms`; the open fact version
+  also under a "current" prefix), so a query names only its tenant's terms, BM25 counts
+  only that tenant's documents, and Lucene skips the postings of common words.
 
 What the indexes cannot filter is checked on the rows they return: valid time (as_of),
 and for a past known_at the system-time window (the index then offers every version of
@@ -37,7 +39,7 @@ from neo4j import ManagedTransaction
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import GatheredReads, Hit, ItemKind, Pending, Window
-from graph.retrieval.text import lucene_scoped
+from graph.retrieval.text import lucene_query
 from graph.stores.codec import Decoded
 from graph.stores.neo4j.codec import (
     Row,
@@ -45,6 +47,8 @@ from graph.stores.neo4j.codec import (
     episode_from_props,
     fact_from_props,
     from_neo,
+    index_terms,
+    scope_token,
     utc,
 )
 from graph.stores.neo4j.connection import Neo4jConnection
@@ -70,17 +74,11 @@ _VECTOR = {
     ItemKind.EPISODE: "search.vector_episodes",
     ItemKind.ENTITY: "search.vector_entities",
 }
-# The indexed fields of each fulltext index besides the scope (schema.setup).
-_TEXT_FIELDS = {
-    ItemKind.FACT: ("fact_text",),
-    ItemKind.EPISODE: ("content_text",),
-    ItemKind.ENTITY: ("name", "aliases"),
-}
 # What each index must cover; an older definition is dropped and created again.
 _INDEX_PROPERTIES = {
-    "fact_text": ["fact_text", "scope", "scope_current"],
-    "entity_text": ["name", "aliases", "scope"],
-    "episode_text": ["content_text", "scope"],
+    "fact_text": ["terms", "terms_current"],
+    "entity_text": ["terms"],
+    "episode_text": ["terms"],
     "fact_embedding": ["embedding", "tenant_id", "current", "embedding_model"],
     "entity_embedding": ["embedding", "tenant_id", "embedding_model"],
     "episode_embedding": ["embedding", "tenant_id", "embedding_model"],
@@ -95,12 +93,6 @@ _SET_VECTORS = {
     ItemKind.EPISODE: "search.set_episode_vectors",
     ItemKind.ENTITY: "search.set_entity_vectors",
 }
-
-
-def scope_token(tenant_id: str) -> str:
-    """The fulltext token of one tenant, as the write templates compute it: one Lucene
-    token (letters, digits, underscores) and one-to-one ("_" -> "_u", "-" -> "_h")."""
-    return "t" + tenant_id.replace("_", "_u").replace("-", "_h")
 
 
 class Neo4jSearch:
@@ -127,8 +119,9 @@ class Neo4jSearch:
             self._ready = True
 
     def migrate(self) -> bool:
-        """Recreate outdated search indexes and backfill the properties they filter on;
-        whether anything was outdated."""
+        """Recreate outdated search indexes and backfill the properties they read or
+        filter on; whether anything was outdated. Only the outdated kind of index is
+        dropped: rebuilding the vector indexes of a large store takes long."""
         found = {r["name"]: r for r in self.conn.run("search.indexes", {})}
         outdated = [
             name for name, props in _INDEX_PROPERTIES.items()
@@ -138,12 +131,39 @@ class Neo4jSearch:
             return False
         dims = (found.get("fact_embedding") or {}).get("options") or {}
         dim = int((dims.get("indexConfig") or {}).get("vector.dimensions") or 384)
-        for name in ("search.backfill_facts", "search.backfill_nodes"):
-            while self.conn.run(name, {"batch": _BACKFILL_BATCH})[0]["n"]:
-                pass
-        self.conn.run("search.drop_indexes", {})
+        self._backfill_terms()
+        if any(name.endswith("_embedding") for name in outdated):
+            self.conn.run("search.drop_indexes", {})
+        else:
+            self.conn.run("search.drop_fulltext_indexes", {})
         self.conn.run("schema.setup", {"embedding_dim": dim})
         return True
+
+    def _backfill_terms(self) -> None:
+        """Give every fact version, entity and episode written before the tenant-prefixed
+        fulltext terms its terms (and a version its current flag), a batch at a time."""
+        after = ""
+        while rows := self.conn.run(
+            "search.backfill_facts", {"after": after, "batch": _BACKFILL_BATCH}
+        ):
+            self.conn.run("search.set_fact_terms", {"rows": [
+                {
+                    "id": r["id"],
+                    "open": r["open"],
+                    "terms": index_terms(scope_token(r["tenant_id"]), r["text"] or ""),
+                    "terms_current": (
+                        index_terms(scope_token(r["tenant_id"], current=True), r["text"] or "")
+                        if r["open"] else None
+                    ),
+                }
+                for r in rows
+            ]})
+            after = rows[-1]["id"]
+        while rows := self.conn.run("search.backfill_nodes", {"batch": _BACKFILL_BATCH}):
+            self.conn.run("search.set_node_terms", {"rows": [
+                {"node": r["node"], "terms": index_terms(scope_token(r["tenant_id"]), r["text"])}
+                for r in rows
+            ]})
 
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
@@ -264,7 +284,7 @@ class Neo4jSearch:
         if not terms:
             return []
         params: dict[str, Any] = {
-            "query": _lucene(tenant_id, kind, terms, window),
+            "query": fulltext_query(tenant_id, kind, terms, window),
             "tenant_id": tenant_id,
             "known_at": utc(window.known_at),
         }
@@ -439,9 +459,13 @@ def _best(
     return None
 
 
-def _lucene(tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window) -> str:
-    field = "scope_current" if kind == ItemKind.FACT and window.latest else "scope"
-    return lucene_scoped(field, scope_token(tenant_id), _TEXT_FIELDS[kind], terms)
+def fulltext_query(tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window) -> str:
+    """The Lucene query of one search's terms: any of them, as the tenant's own terms
+    (codec.index_terms); a search of the present reads a fact's open versions only."""
+    current = kind == ItemKind.FACT and window.latest
+    field = "terms_current" if current else "terms"
+    scope = scope_token(tenant_id, current=current)
+    return f"{field}:(" + lucene_query(f"{scope}_{t}" for t in terms) + ")"
 
 
 def _ids(ids: Sequence[str]) -> list[str]:
@@ -492,7 +516,8 @@ class _Gathered(Neo4jSearch):
         fetch = _first_fetch(limit, window)
         vec = None if vector is None else [float(x) for x in vector]
         queries = {
-            kind: _lucene(tenant_id, kind, terms, window) if terms else None for kind in ItemKind
+            kind: fulltext_query(tenant_id, kind, terms, window) if terms else None
+            for kind in ItemKind
         }
         rows = self._s(
             "search.gather_candidates" if window.latest else "search.gather_candidates_past",
@@ -731,4 +756,4 @@ class _Gathered(Neo4jSearch):
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
 
 
-__all__ = ["WATERMARK_LAG", "Neo4jSearch", "scope_token"]
+__all__ = ["WATERMARK_LAG", "Neo4jSearch", "fulltext_query", "scope_token"]

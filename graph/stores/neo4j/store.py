@@ -43,6 +43,7 @@ from graph.stores.neo4j.codec import (
     assertion_row,
     at_utc,
     entity_from_props,
+    entity_terms,
     episode_from_props,
     episode_props,
     fact_from_props,
@@ -242,6 +243,7 @@ class Neo4jLedgerTx:
                 "entity_type": e.entity_type,
                 "name": e.name,
                 "aliases": list(e.aliases),
+                "terms": entity_terms(tenant_id, e.name, list(e.aliases)),
                 "summary": e.summary,
                 "created_at": text(e.created_at),
             }
