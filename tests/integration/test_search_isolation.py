@@ -134,7 +134,9 @@ def test_small_tenant_is_not_crowded_out(
         tenant_id=tenant, kind=ItemKind.FACT, terms=terms(QUERY), window=window, limit=5
     )
     assert [h.item_id for h in ft] == [fact_id]
-    assert ft[0].score < theirs[0].score  # a worse match, found all the same
+    # A worse match (two of the four query words; the big tenant's rows hold all four),
+    # found all the same. Scores do not compare across tenants: each tenant's BM25 uses
+    # its own document frequencies (test_fulltext_order_ignores_other_tenants).
 
     vec = index.vector_search(
         tenant_id=tenant, kind=ItemKind.FACT, vector=qvec, model=embedder.name,
@@ -146,3 +148,49 @@ def test_small_tenant_is_not_crowded_out(
     found = retriever.search(tenant_id=tenant, query=QUERY, scopes=[ItemKind.FACT], limit=5)
     assert [r.item.fact_id for r in found if r.kind == ItemKind.FACT][:1] == [fact_id]
     assert all(r.item.tenant_id == tenant for r in found)
+
+
+def test_fulltext_order_ignores_other_tenants(
+    store: Store, tenant: str, big_tenant: str, request: pytest.FixtureRequest
+) -> None:
+    """A tenant's fulltext order is its own: another tenant writing many rows that hold
+    one of the query's words does not change it. (Scores move a little on Neo4j: Lucene's
+    document count and average length span the index; the document frequencies, which
+    decide, are the tenant's own.)"""
+    assert isinstance(store, SearchableStore)
+    service = MemoryService(store)
+    _episode(service, tenant, "acme")
+    # Within this tenant both words are equally rare, and the second row says "notice"
+    # twice: it ranks first. Counted over every tenant, "notice" (in 400 rows of the other
+    # tenant) would weigh next to nothing, and the first row would.
+    values = ["renewal due", "notice, notice again", "an unrelated remark"]
+    written = service.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            MemoryDelta(subject=f"doc-{i}", subject_type="Document", predicate="note",
+                        value=v, valid_from=SINCE, source_episode_id="src")
+            for i, v in enumerate(values)
+        ],
+    )
+    assert len(written.facts) == 3
+    window = Retriever.window()
+
+    def ranked() -> list[str]:
+        hits = store.search.fulltext(
+            tenant_id=tenant, kind=ItemKind.FACT, terms=terms("renewal notice"),
+            window=window, limit=5,
+        )
+        return [h.item_id for h in hits]
+
+    before = ranked()
+    assert before == [written.facts[1].fact_id, written.facts[0].fact_id]
+    _episode(service, big_tenant, "noise")
+    service.write_facts(
+        tenant_id=big_tenant,
+        deltas=[
+            MemoryDelta(subject=f"n-{i}", subject_type="Document", predicate="note",
+                        value=f"notice number {i}", valid_from=SINCE, source_episode_id="src")
+            for i in range(400)
+        ],
+    )
+    assert ranked() == before

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import ConflictError, SgamError, StoreFailedError, StoreUnavailableError
+from graph.stores.sqlite import terms
 from graph.tracing import traced
 
 # Result codes (the primary code is the low byte) worth a retry: another connection holds
@@ -54,6 +55,8 @@ class SqliteConnection:
             except (OSError, sqlite3.Error) as e:
                 raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
             conn.row_factory = sqlite3.Row
+            # The search index's triggers and content view compute its terms in Python.
+            terms.register(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA busy_timeout = 30000")
