@@ -251,7 +251,8 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
         # The index holds exactly what its content view says (FTS5's own check).
         s.conn.read("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)")
         scopes = s.conn.read("SELECT DISTINCT tenant_id, kind, scope FROM search_docs")
-        assert scopes and all(
+        assert len(scopes) == 6  # two tenants, three kinds
+        assert all(
             r["scope"] == scope_token(r["tenant_id"], ItemKind(r["kind"])) for r in scopes
         )
 

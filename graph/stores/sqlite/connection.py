@@ -2,7 +2,9 @@
 
 One file in WAL mode, one stdlib connection per thread. Every write batch is one
 ``BEGIN IMMEDIATE`` transaction, which takes SQLite's single write lock before the first
-read and so also serialises writers. SQLite errors become the project's own here.
+read and so also serialises writers. Every connection gets the search index's SQL
+functions (graph.stores.sqlite.terms): its triggers call them, so a connection without
+them cannot write a searchable item. SQLite errors become the project's own here.
 """
 
 from __future__ import annotations

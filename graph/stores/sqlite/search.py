@@ -4,19 +4,23 @@ One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``,
 its versions, whose sentence never changes), an entity (name, aliases, summary) or an
 episode (its text) — kept in step with the ledger's tables (by triggers, and for facts by
 the store's insert of each batch, :data:`FACT_DOC_INSERT`), so fulltext sees a write as
-soon as it commits and the write path never loads a model. ``search_fts`` is an
-external-content FTS5 index over it. Vectors are filled in by
+soon as it commits and the write path never loads a model. ``search_fts`` is an FTS5
+index over it whose content is the view ``search_terms``. Vectors are filled in by
 :meth:`SqliteSearch.index_pending` (the indexer calls it, off the request path) and scored
 with numpy over a per-tenant matrix cached in the process.
 
-Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
-every row carries one ``scope`` token (the tenant id in hex, ``x``, the kind), and each
-MATCH requires it. Facts are filtered to the query's window in the same statement.
+Tenancy inside FTS5: each doc's ``scope`` is a prefix standing for its tenant and kind,
+and the index holds each of its words as ``<scope>_<word>``
+(:mod:`graph.stores.sqlite.terms`; ``body`` keeps the plain text the model embeds). FTS5
+counts documents per term, so BM25's document frequencies are the tenant's own (another
+tenant's rows do not move its ranking), and a MATCH names the tenant's terms only, with
+no clause to intersect with every row of the scope. Each row found is still checked for
+the tenant, and facts for the query's window, in the same statement.
 
 Very common query words are left out of a MATCH (see ``SqliteSearch._informative``); the
-document counts that decide it are cached per tenant and kind and stay exact: docs
-written since are counted on top, and a delete or rewrite of a doc (``search_doc_changes``)
-drops them.
+per-scope document counts that decide it come from fts5vocab and are cached per tenant
+and kind while they stay exact: until the tenant writes a doc or a doc of the kind is
+deleted or rewritten (``search_doc_changes``).
 """
 
 from __future__ import annotations
@@ -302,8 +306,9 @@ class _DocCounts:
     """Document counts within one scope (one tenant's items of one kind): per indexed
     token, and for ``None`` every row of the scope, the count and the tenant's highest doc
     when it was taken. Docs only get higher ids, so a count stays exact while no doc of
-    the kind is deleted or rewritten (``changed``); the scope's rows written since are
-    counted on top of it. Never shared between scopes."""
+    the kind is deleted or rewritten (``changed``) and the tenant writes none (a token's
+    count is then taken again; the scope's rows are counted on top, above the old top).
+    Never shared between scopes."""
 
     def __init__(self, changed: int) -> None:
         self.changed = changed

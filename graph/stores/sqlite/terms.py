@@ -11,8 +11,9 @@ The prefix is 16 consonants (64 bits of a BLAKE2b hash of tenant and kind), not
 the tenant id itself, because of the porter stemmer: it stems a token only when the
 token is at most 64 bytes long, and its rules look at the vowels of the whole token. A
 short, vowel-free prefix leaves each word stemmed as it would be on its own (except
-words of one or two letters and words starting with "y", which a stemmer then treats
-a little differently, the same way at index and query time). Two tenants sharing a
+words of one or two letters, words starting with "y" and a few whose stem is a vowel
+and a consonant, "use" for one: the stemmer treats them a little differently, the same
+way at index and query time; tests/unit/test_sqlite_terms.py). Two tenants sharing a
 prefix (a 64-bit collision) would share document frequencies only: search filters rows
 by tenant id.
 
