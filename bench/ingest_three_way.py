@@ -85,6 +85,7 @@ from graph import (  # noqa: E402
     Store,
     open_store,
 )
+from graph.stores.sqlite.terms import register as register_terms  # noqa: E402
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 ATTRIBUTES = ("status", "tier", "city", "employer", "phone")
@@ -392,6 +393,7 @@ def run_floor(store: Store, path: Path, tenant: str, n: int, *, batch: int) -> T
     target = open_store(f"sqlite:///{path}")
     target.close()  # created with sgam's layout, then written with plain sqlite3
     db = sqlite3.connect(path, isolation_level=None)
+    register_terms(db)  # the search index's triggers compute its terms with these
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
     parts = max(1, n // batch)

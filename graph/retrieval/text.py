@@ -73,14 +73,16 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if w not in STOPWORDS}
 
 
-def fts5_query(scope: str, query_terms: Iterable[str]) -> str:
-    """An FTS5 MATCH expression: rows of one scope token having any of the terms.
+def fts5_query(prefix: str, query_terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression: rows holding any of the terms under one scope's prefix
+    (the SQLite index holds each word as ``<prefix>_<word>``, see
+    graph.stores.sqlite.terms), so it can only match that scope's rows.
 
     Every term is a quoted string (quotes doubled), so FTS5 operators in user text are
     inert; the expression itself is passed to SQLite as a parameter.
     """
-    quoted = " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms)
-    return f'scope : "{scope}" AND body : ({quoted})'
+    quoted = " OR ".join('"' + f"{prefix}_{t}".replace('"', '""') + '"' for t in query_terms)
+    return f"terms : ({quoted})"
 
 
 _LUCENE_SPECIAL = re.compile(r'([+\-&|!(){}\[\]^"~*?:\\/])')

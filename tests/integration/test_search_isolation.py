@@ -151,15 +151,12 @@ def test_small_tenant_is_not_crowded_out(
 
 
 def test_fulltext_order_ignores_other_tenants(
-    store: Store, tenant: str, big_tenant: str, request: pytest.FixtureRequest
+    store: Store, tenant: str, big_tenant: str
 ) -> None:
     """A tenant's fulltext order is its own: another tenant writing many rows that hold
-    one of the query's words does not change it. (Scores move a little on Neo4j: Lucene's
-    document count and average length span the index; the document frequencies, which
-    decide, are the tenant's own.)"""
-    if type(store).__name__ == "SqliteStore":
-        # Known defect, not fixed yet: FTS5's bm25() counts every tenant's rows.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="SQLite bm25 is index-wide"))
+    one of the query's words does not change it. (Scores move a little: Lucene's and
+    FTS5's document count and average length span the index; the document frequencies,
+    which decide, are the tenant's own.)"""
     assert isinstance(store, SearchableStore)
     service = MemoryService(store)
     _episode(service, tenant, "acme")

@@ -102,9 +102,7 @@ def test_words_split_snake_case_and_punctuation() -> None:
 
 
 def test_fts5_query_quotes_every_term() -> None:
-    assert fts5_query("abcxfact", ["mira", 'a"b']) == (
-        'scope : "abcxfact" AND body : ("mira" OR "a""b")'
-    )
+    assert fts5_query("bcdf", ["mira", 'a"b']) == 'terms : ("bcdf_mira" OR "bcdf_a""b")'
 
 
 def test_lucene_query_escapes_special_characters() -> None:

@@ -2,7 +2,9 @@
 
 One file in WAL mode, one stdlib connection per thread. Every write batch is one
 ``BEGIN IMMEDIATE`` transaction, which takes SQLite's single write lock before the first
-read and so also serialises writers. SQLite errors become the project's own here.
+read and so also serialises writers. Every connection gets the search index's SQL
+functions (graph.stores.sqlite.terms): its triggers call them, so a connection without
+them cannot write a searchable item. SQLite errors become the project's own here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import ConflictError, SgamError, StoreFailedError, StoreUnavailableError
+from graph.stores.sqlite import terms
 from graph.tracing import traced
 
 # Result codes (the primary code is the low byte) worth a retry: another connection holds
@@ -54,6 +57,8 @@ class SqliteConnection:
             except (OSError, sqlite3.Error) as e:
                 raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
             conn.row_factory = sqlite3.Row
+            # The search index's triggers and content view compute its terms in Python.
+            terms.register(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA busy_timeout = 30000")

@@ -4,19 +4,23 @@ One ``search_docs`` row per searchable item — a fact (one row per ``fact_id``,
 its versions, whose sentence never changes), an entity (name, aliases, summary) or an
 episode (its text) — kept in step with the ledger's tables (by triggers, and for facts by
 the store's insert of each batch, :data:`FACT_DOC_INSERT`), so fulltext sees a write as
-soon as it commits and the write path never loads a model. ``search_fts`` is an
-external-content FTS5 index over it. Vectors are filled in by
+soon as it commits and the write path never loads a model. ``search_fts`` is an FTS5
+index over it whose content is the view ``search_terms``. Vectors are filled in by
 :meth:`SqliteSearch.index_pending` (the indexer calls it, off the request path) and scored
 with numpy over a per-tenant matrix cached in the process.
 
-Tenancy inside FTS5: the index cannot filter on an unindexed column without scanning, so
-every row carries one ``scope`` token (the tenant id in hex, ``x``, the kind), and each
-MATCH requires it. Facts are filtered to the query's window in the same statement.
+Tenancy inside FTS5: each doc's ``scope`` is a prefix standing for its tenant and kind,
+and the index holds each of its words as ``<scope>_<word>``
+(:mod:`graph.stores.sqlite.terms`; ``body`` keeps the plain text the model embeds). FTS5
+counts documents per term, so BM25's document frequencies are the tenant's own (another
+tenant's rows do not move its ranking), and a MATCH names the tenant's terms only, with
+no clause to intersect with every row of the scope. Each row found is still checked for
+the tenant, and facts for the query's window, in the same statement.
 
 Very common query words are left out of a MATCH (see ``SqliteSearch._informative``); the
-document counts that decide it are cached per tenant and kind and stay exact: docs
-written since are counted on top, and a delete or rewrite of a doc (``search_doc_changes``)
-drops them.
+per-scope document counts that decide it come from fts5vocab and are cached per tenant
+and kind while they stay exact: until the tenant writes a doc or a doc of the kind is
+deleted or rewritten (``search_doc_changes``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from graph.stores.sqlite.codec import (
     fact_from_row,
 )
 from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.terms import index_terms, term_prefix
 from graph.timeutil import from_db, to_db
 
 _EPISODE_TEXT = """CASE json_type(new.content_json)
@@ -52,12 +57,13 @@ _ENTITY_TEXT = """trim(new.name || ' ' || COALESCE((SELECT group_concat(value, '
 
 
 def _scope_sql(kind: str) -> str:
-    return f"lower(hex(new.tenant_id)) || 'x{kind}'"
+    return f"sgam_prefix(new.tenant_id, '{kind}')"
 
 
 def scope_token(tenant_id: str, kind: ItemKind) -> str:
-    """The FTS token of one tenant's items of one kind (same as the triggers compute)."""
-    return tenant_id.encode().hex() + "x" + kind.value
+    """The term prefix of one tenant's items of one kind (``search_docs.scope``, as the
+    triggers compute it): see :mod:`graph.stores.sqlite.terms`."""
+    return term_prefix(tenant_id, kind.value)
 
 
 # A fact's document, once per fact_id: its versions share it (their sentence is the same).
@@ -103,9 +109,15 @@ CREATE TABLE IF NOT EXISTS search_docs (
   UNIQUE (tenant_id, kind, item_id)
 );
 CREATE INDEX IF NOT EXISTS search_docs_tenant ON search_docs (tenant_id, doc);
+-- What the index holds of each doc: its words under the doc's prefix (the scope column),
+-- computed rather than stored (body stays the plain text the model embeds). The content
+-- of search_fts, so that 'rebuild' and 'integrity-check' see exactly what was indexed.
+CREATE VIEW IF NOT EXISTS search_terms AS
+  SELECT doc, sgam_terms(scope, body) AS terms FROM search_docs;
+-- "_" is part of a token: it joins the prefix and the word.
 CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(
-  scope, body, content = 'search_docs', content_rowid = 'doc',
-  tokenize = 'porter unicode61 remove_diacritics 2'
+  terms, content = 'search_terms', content_rowid = 'doc',
+  tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 );
 -- Document frequency of each indexed token, to leave out query terms of no weight.
 CREATE VIRTUAL TABLE IF NOT EXISTS search_vocab USING fts5vocab(search_fts, 'row');
@@ -150,17 +162,17 @@ BEGIN
 END;
 
 CREATE TRIGGER IF NOT EXISTS search_docs_ai AFTER INSERT ON search_docs BEGIN
-  INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+  INSERT INTO search_fts (rowid, terms) VALUES (new.doc, sgam_terms(new.scope, new.body));
 END;
 CREATE TRIGGER IF NOT EXISTS search_docs_ad AFTER DELETE ON search_docs BEGIN
-  INSERT INTO search_fts (search_fts, rowid, scope, body)
-  VALUES ('delete', old.doc, old.scope, old.body);
+  INSERT INTO search_fts (search_fts, rowid, terms)
+  VALUES ('delete', old.doc, sgam_terms(old.scope, old.body));
   DELETE FROM search_vectors WHERE doc = old.doc;
 END;
-CREATE TRIGGER IF NOT EXISTS search_docs_au AFTER UPDATE OF body ON search_docs BEGIN
-  INSERT INTO search_fts (search_fts, rowid, scope, body)
-  VALUES ('delete', old.doc, old.scope, old.body);
-  INSERT INTO search_fts (rowid, scope, body) VALUES (new.doc, new.scope, new.body);
+CREATE TRIGGER IF NOT EXISTS search_docs_au AFTER UPDATE OF scope, body ON search_docs BEGIN
+  INSERT INTO search_fts (search_fts, rowid, terms)
+  VALUES ('delete', old.doc, sgam_terms(old.scope, old.body));
+  INSERT INTO search_fts (rowid, terms) VALUES (new.doc, sgam_terms(new.scope, new.body));
   DELETE FROM search_vectors WHERE doc = old.doc;
 END;
 
@@ -223,10 +235,10 @@ _VISIBLE = {
 # Statements per kind, composed once from the constants above. Lists of ids travel as one
 # JSON parameter read with json_each, so no statement text depends on a request.
 # Fulltext ranks the index's best :fetch rows first, then checks only those for tenant and
-# window (the scope token already holds the tenant): checking every match is what costs.
+# window (the terms' prefix already stands for the tenant): checking every match costs.
 _FULLTEXT_SQL = {
     kind: "SELECT d.item_id, c.s, (d.tenant_id = :tenant AND "  # noqa: S608
-    f"{cond}) AS ok FROM (SELECT rowid AS doc, bm25(search_fts, 0.0, 1.0) AS s"
+    f"{cond}) AS ok FROM (SELECT rowid AS doc, bm25(search_fts) AS s"
     " FROM search_fts WHERE search_fts MATCH :q ORDER BY s LIMIT :fetch) AS c"
     " JOIN search_docs d ON d.doc = c.doc ORDER BY c.s"
     for kind, cond in _VISIBLE.items()
@@ -239,7 +251,7 @@ _VISIBLE_SQL = {
 # The index's own tokenizer, on a per-connection scratch table: how a query word is stored.
 _TOKENIZER_SQL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tok USING fts5(x,"
-    " tokenize = 'porter unicode61 remove_diacritics 2')",
+    " tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\")",
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tok_v"
     " USING fts5vocab(temp, search_tok, 'instance')",
     "DELETE FROM temp.search_tok",
@@ -280,11 +292,10 @@ ORDER BY g.tenant_id, g.kind
 """
 
 
-# What tells whether cached document counts still hold: docs ever written (index-wide),
-# the tenant's highest doc, and the docs of this kind deleted or rewritten so far.
+# What tells whether cached document counts still hold: the tenant's highest doc, and the
+# docs of this kind deleted or rewritten so far.
 _DOC_STATE_SQL = (
-    "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'search_docs'), 0) AS total,"
-    " COALESCE((SELECT max(doc) FROM search_docs WHERE tenant_id = :tenant), 0) AS top,"
+    "SELECT COALESCE((SELECT max(doc) FROM search_docs WHERE tenant_id = :tenant), 0) AS top,"
     " COALESCE((SELECT changed FROM search_doc_changes WHERE kind = :kind), 0) AS changed"
 )
 _MAX_CACHED_TERMS = 10_000  # per cache; past it the cache starts again
@@ -292,11 +303,12 @@ _MAX_CACHED_SCOPES = 64  # (tenant, kind) scopes whose counts are kept (least re
 
 
 class _DocCounts:
-    """Document frequencies within one scope (one tenant's items of one kind): per term
-    (``None``: every row of the scope) the count and the highest doc it covers. Docs only
-    get higher ids, so a count stays exact while no doc of the kind is deleted or
-    rewritten (``changed``); docs written since are counted on top of it. Never shared
-    between scopes: one tenant's rows must not decide another's terms."""
+    """Document counts within one scope (one tenant's items of one kind): per indexed
+    token, and for ``None`` every row of the scope, the count and the tenant's highest doc
+    when it was taken. Docs only get higher ids, so a count stays exact while no doc of
+    the kind is deleted or rewritten (``changed``) and the tenant writes none (a token's
+    count is then taken again; the scope's rows are counted on top, above the old top).
+    Never shared between scopes."""
 
     def __init__(self, changed: int) -> None:
         self.changed = changed
@@ -357,11 +369,10 @@ class SqliteSearch:
         self._marks: dict[tuple[str, str], int] = {}
         # Per model: every doc at or below it has a vector (see pending()).
         self._pending_low: dict[str, int] = {}
-        # Document frequencies for _informative: how the tokenizer stores each query word,
-        # index-wide counts (while no doc is written), counts per scope (see _DocCounts).
+        # Document frequencies for _informative: how the tokenizer stores each prefixed
+        # query word, and counts per scope (see _DocCounts).
         self._lock = threading.Lock()
         self._token_cache: dict[str, tuple[str, ...]] = {}
-        self._vocab: tuple[int, dict[str, int]] = (-1, {})
         self._df: OrderedDict[str, _DocCounts] = OrderedDict()
 
     # -- indexing ----------------------------------------------------------------------
@@ -451,7 +462,7 @@ class SqliteSearch:
         if not words:
             return []
         params = {
-            "q": fts5_query(scope, words),
+            "q": fts5_query(scope, words),  # this tenant's terms only
             "tenant": tenant_id,
             "as_of": to_db(window.as_of),
             "known_at": to_db(window.known_at),
@@ -472,39 +483,41 @@ class SqliteSearch:
         while scoring every row that holds them is what makes a query slow. Small indexes
         keep every term (they are fast, and a term can still decide what matches).
 
-        Counted within the scope (one tenant's items of one kind): another tenant's rows
-        must not decide which of this tenant's words count. The index-wide count from
-        fts5vocab (one seek) only picks the terms worth counting in the scope: a term in
-        fewer than _COMMON_DF rows of the index is in fewer in the scope. Counts are cached
-        per scope (:class:`_DocCounts`), so a search pays one statement here once its
-        words have been seen."""
+        The index's terms are the scope's own (see :mod:`graph.stores.sqlite.terms`), so
+        fts5vocab's count of a prefixed word is its document frequency in the scope:
+        another tenant's rows cannot decide which of this tenant's words count. Counts are
+        cached per scope (:class:`_DocCounts`), so a search pays one statement here once
+        its words have been seen and the tenant has written nothing since."""
         if len(terms) < 2:
             return list(terms)
         scope = scope_token(tenant_id, kind)
         state = self.conn.read(_DOC_STATE_SQL, {"tenant": tenant_id, "kind": kind.value})[0]
-        total, top, changed = int(state["total"]), int(state["top"]), int(state["changed"])
-        tokens = self._tokens(terms)
-        df = self._index_df(sorted({tok for t in terms for tok in tokens[t]}), total)
+        top, changed = int(state["top"]), int(state["changed"])
+        counts = self._counts(scope, changed)
+        tokens = self._tokens(scope, terms)
+        df = self._scope_df(counts, sorted({tok for t in terms for tok in tokens[t]}), top)
         weight = {t: min((df[tok] for tok in tokens[t]), default=0) for t in terms}
         common = [t for t in terms if weight[t] >= _COMMON_DF]
         if common:
-            in_scope = self._scope_count(scope, None, top=top, changed=changed)
-            for t in common:
-                weight[t] = self._scope_count(scope, t, top=top, changed=changed)
-            common = [t for t in common if 2 * weight[t] >= in_scope and weight[t] >= _COMMON_DF]
+            in_scope = self._scope_rows(counts, tenant_id, kind, top)
+            common = [t for t in common if 2 * weight[t] >= in_scope]
         kept = [t for t in terms if t not in common]
         return kept or [min(terms, key=lambda t: weight[t])]
 
-    def _tokens(self, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """How the index's own tokenizer stores each term (remembered: it never changes)."""
+    def _tokens(self, scope: str, terms: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """How the index's own tokenizer stores each term under the scope's prefix
+        (remembered: it never changes)."""
         cache = self._token_cache
-        out = {t: toks for t in terms if (toks := cache.get(t)) is not None}
+        keys = {t: index_terms(scope, t) for t in terms}
+        out = {t: toks for t in terms if (toks := cache.get(keys[t])) is not None}
         missing = [t for t in dict.fromkeys(terms) if t not in out]
         if missing:
             for sql in _TOKENIZER_SQL:
                 self.conn.read(sql)
             for i, t in enumerate(missing):
-                self.conn.read("INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, t))
+                self.conn.read(
+                    "INSERT INTO temp.search_tok (rowid, x) VALUES (?, ?)", (i + 1, keys[t])
+                )
             found: dict[int, list[str]] = {}
             rows = self.conn.read("SELECT doc, term FROM temp.search_tok_v ORDER BY doc, offset")
             for r in rows:
@@ -513,31 +526,12 @@ class SqliteSearch:
                 if len(cache) + len(missing) > _MAX_CACHED_TERMS:
                     cache.clear()
                 for i, t in enumerate(missing):
-                    out[t] = cache[t] = tuple(found.get(i + 1, ()))
+                    out[t] = cache[keys[t]] = tuple(found.get(i + 1, ()))
         return out
 
-    def _index_df(self, tokens: Sequence[str], total: int) -> dict[str, int]:
-        """Rows holding each token, index-wide (fts5vocab). Remembered while no doc has
-        been written anywhere (``total`` unchanged); a delete since can only have made a
-        remembered count too high, which costs a count within the scope, never a term."""
-        with self._lock:
-            if self._vocab[0] != total or len(self._vocab[1]) > _MAX_CACHED_TERMS:
-                self._vocab = (total, {})
-            known = self._vocab[1]
-            out = {tok: known[tok] for tok in tokens if tok in known}
-        for tok in tokens:
-            if tok not in out:
-                # One equality lookup per token: fts5vocab seeks "term =", but scans "IN".
-                found = self.conn.read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
-                out[tok] = int(found[0]["doc"]) if found else 0
-        with self._lock:
-            if self._vocab[0] == total:
-                self._vocab[1].update(out)
-        return out
-
-    def _scope_count(self, scope: str, term: str | None, *, top: int, changed: int) -> int:
-        """Rows of ``scope`` (holding ``term``, if given) among docs up to ``top``. Exact:
-        a count cached for a lower top is topped up by counting the docs above it only."""
+    def _counts(self, scope: str, changed: int) -> _DocCounts:
+        """The scope's cached counts, started again when a doc of the kind was deleted or
+        rewritten since they were taken."""
         with self._lock:
             counts = self._df.get(scope)
             if counts is None or counts.changed != changed:
@@ -545,23 +539,47 @@ class SqliteSearch:
             self._df.move_to_end(scope)
             while len(self._df) > _MAX_CACHED_SCOPES:
                 self._df.popitem(last=False)
-            cached = counts.rows.get(term)
+            return counts
+
+    def _scope_df(self, counts: _DocCounts, tokens: Sequence[str], top: int) -> dict[str, int]:
+        """Rows of the scope holding each (prefixed) token: fts5vocab, one seek each. A
+        count taken at the same top still holds (the scope wrote nothing since)."""
+        out: dict[str, int] = {}
+        with self._lock:
+            for tok in tokens:
+                held = counts.rows.get(tok)
+                if held is not None and held[1] == top:
+                    out[tok] = held[0]
+        for tok in tokens:
+            if tok not in out:
+                # One equality lookup per token: fts5vocab seeks "term =", but scans "IN".
+                found = self.conn.read("SELECT doc FROM search_vocab WHERE term = ?", (tok,))
+                out[tok] = int(found[0]["doc"]) if found else 0
+        with self._lock:
+            if len(counts.rows) + len(tokens) > _MAX_CACHED_TERMS:
+                counts.rows.clear()
+            for tok in tokens:
+                counts.rows[tok] = (out[tok], top)
+        return out
+
+    def _scope_rows(self, counts: _DocCounts, tenant_id: str, kind: ItemKind, top: int) -> int:
+        """Rows of the scope among docs up to ``top``. Exact: a count cached for a lower
+        top is topped up by counting the docs above it only."""
+        with self._lock:
+            cached = counts.rows.get(None)
         if cached is not None and cached[1] == top:
             return cached[0]
         base, since = cached if cached is not None and cached[1] < top else (0, 0)
-        match = f'scope : "{scope}"' if term is None else fts5_query(scope, [term])
         rows = self.conn.read(
-            "SELECT count(*) AS n FROM search_fts WHERE search_fts MATCH ?"
-            " AND rowid > ? AND rowid <= ?",
-            (match, since, top),
+            "SELECT count(*) AS n FROM search_docs WHERE tenant_id = ? AND kind = ?"
+            " AND doc > ? AND doc <= ?",
+            (tenant_id, kind.value, since, top),
         )
         n = base + int(rows[0]["n"])
         with self._lock:
-            held = counts.rows.get(term)
+            held = counts.rows.get(None)
             if held is None or held[1] < top:
-                if len(counts.rows) >= _MAX_CACHED_TERMS:
-                    counts.rows.clear()
-                counts.rows[term] = (n, top)
+                counts.rows[None] = (n, top)
         return n
 
     def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:

@@ -122,7 +122,7 @@ CREATE TABLE IF NOT EXISTS schemas (
 
 # PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
 # new one); MIGRATIONS[n] takes a file from version n to n + 1.
-FILE_VERSION = 3
+FILE_VERSION = 4
 MIGRATIONS: dict[int, str] = {
     0: "DROP INDEX IF EXISTS facts_timeline;",
     # 2: episodes carry their model usage (NULL: no model ran yet).
@@ -131,7 +131,16 @@ MIGRATIONS: dict[int, str] = {
     # (SqliteLedgerTx.insert), no longer by a trigger per version row; facts_source served
     # no query (sources are matched through the assertions' episode index).
     2: "DROP TRIGGER IF EXISTS search_facts_ai; DROP INDEX IF EXISTS facts_source;",
+    # 4: the fulltext index holds each word under its tenant's prefix (a new tokenizer, a
+    # content view, new triggers: graph.stores.sqlite.terms); REINDEX fills it again.
+    3: "DROP TABLE IF EXISTS search_vocab; DROP TABLE IF EXISTS search_fts;"
+    " DROP TRIGGER IF EXISTS search_docs_ai; DROP TRIGGER IF EXISTS search_docs_ad;"
+    " DROP TRIGGER IF EXISTS search_docs_au; DROP TRIGGER IF EXISTS search_episodes_ai;"
+    " DROP TRIGGER IF EXISTS search_entities_ai; DROP TRIGGER IF EXISTS search_entities_au;"
+    " UPDATE search_docs SET scope = sgam_prefix(tenant_id, kind);",
 }
+# Run after the current layout's statements, when a migration from that version ran.
+REINDEX: dict[int, str] = {3: "INSERT INTO search_fts (search_fts) VALUES ('rebuild');"}
 
 TENANT_TABLES = (
     "entities",
@@ -419,12 +428,15 @@ class SqliteStore:
         new = not self.conn.read("SELECT 1 FROM sqlite_master WHERE name = 'episodes'")
         start = FILE_VERSION if new else found
         script = "".join(MIGRATIONS[v] for v in range(start, FILE_VERSION))
+        after = "".join(REINDEX.get(v, "") for v in range(start, FILE_VERSION))
+        # One transaction: a failed migration leaves the file as it was.
         self.conn.executescript(
             "BEGIN;"
             + script
             + SCHEMA_SQL
             + QUEUE_SQL
             + SEARCH_SQL
+            + after
             + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
         )
         # Columns added to a table that files of this layout version may lack (CREATE
