@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 from graph.embeddings import Embedder, Vectors, default_embedder  # noqa: E402
 from graph.model import EpisodeCreate, MemoryDelta  # noqa: E402
 from graph.retrieval import ItemKind, Retriever, SearchableStore  # noqa: E402
+from graph.retrieval.text import terms  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores import open_store  # noqa: E402
 
@@ -289,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda q, d=depth: retriever.search(tenant_id=tenant, query=q, depth=d))))
     rows.append(("fulltext only (3 kinds)", *run(lambda q: [
         store.search.fulltext(
-            tenant_id=tenant, kind=k, terms=q.lower().split(), window=w(), limit=50
+            tenant_id=tenant, kind=k, terms=terms(q), window=w(), limit=50
         )
         for k in ItemKind])))
     vec = embedder.encode([queries[0]])[0]
