@@ -36,6 +36,14 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
+def index_terms(prefix: str, text: str) -> str:
+    """What a store's fulltext index holds of ``text``: each of its :func:`words` as
+    ``<prefix>_<word>``, space-separated. With one prefix per tenant (and kind), each
+    tenant's words are terms of their own: the index's document frequencies are the
+    tenant's, and a query names only its tenant's terms. Injective: a word holds no "_"."""
+    return " ".join(f"{prefix}_{w}" for w in words(text))
+
+
 def terms(text: str, *, limit: int = 32) -> list[str]:
     """The distinct content words of a query, in order; every word when all are stopwords."""
     ws = words(text)
@@ -111,6 +119,7 @@ __all__ = [
     "STOPWORDS",
     "estimate_tokens",
     "fts5_query",
+    "index_terms",
     "lucene_query",
     "mentions_value",
     "stem",

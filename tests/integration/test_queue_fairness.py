@@ -27,7 +27,28 @@ def _queue(
     assert created
 
 
-def _claim(store: Store, tenant: str | None, *, with_model: bool = True) -> tuple[str, str] | None:
+def _due(service: MemoryService, tenant: str, eid: str, minutes: float) -> None:
+    """A pending episode due ``minutes`` from now (negative: overdue that long)."""
+    _queue(service, tenant, eid)
+    got = service.store.queue.enqueue(
+        tenant_id=tenant,
+        episode_id=eid,
+        at=utcnow() + timedelta(minutes=minutes),
+        from_statuses={"pending"},
+        reset_attempts=False,
+    )
+    assert got is not None
+
+
+def _claim(
+    store: Store,
+    tenant: str | None,
+    *,
+    with_model: bool = True,
+    after: str | None = None,
+) -> tuple[str, str] | None:
+    if after is not None:
+        setattr(store.queue, "last_tenant", after)  # noqa: B010 (the round's place)
     now = utcnow()
     ep = store.queue.claim(
         owner="w",
@@ -109,3 +130,36 @@ def test_a_retried_episode_is_marked_for_the_workers_that_can_do_it(
     retry_episode(service, tenant_id=tenant, episode_id="m1")
     assert _claim(store, tenant, with_model=False) is None
     assert _claim(store, tenant, with_model=True) == (tenant, "m1")
+
+
+def test_the_round_takes_oldest_first_passes_over_what_is_not_due_and_wraps(
+    store: Store, service: MemoryService, tenant: str
+) -> None:
+    """The claim's round branch by branch (queue_claim.cypher reads each from an index):
+    a tenant's oldest due episode, tenants with nothing due passed over, the wrap round to
+    the first tenant, and one tenant's claim wherever the round stands."""
+    # Tenant ids chosen for their place in tenant order on a shared store: a, b and c sort
+    # next to each other (other tests' tenants never fall between them); "0..." sorts
+    # before and "z..." after every other test's tenant, so the round wraps from z to 0.
+    a, b, c = f"{tenant}-a", f"{tenant}-b", f"{tenant}-c"
+    first, last = f"0{tenant}", f"z{tenant}"
+    try:
+        _due(service, a, "a-newer", -1)
+        _due(service, a, "a-older", -2)  # queued second, due first
+        _due(service, b, "b-later", 60)  # b has nothing due
+        _due(service, c, "c0", -1)
+        _due(service, last, "z0", -1)
+        _due(service, first, "f0", -1)
+
+        assert _claim(store, None, after=tenant) == (a, "a-older")
+        assert _claim(store, None) == (c, "c0")  # b's episode is not due yet
+        assert _claim(store, None, after=tenant) == (a, "a-newer")
+        # Nothing due after z: round again from the first tenant (not z's own z0).
+        assert _claim(store, None, after=last) == (first, "f0")
+        # One tenant's claim, with the round standing elsewhere (here: after it).
+        assert _claim(store, b, after=first) is None
+        assert _claim(store, last) == (last, "z0")
+        assert store.queue.queue_counts(tenant_id=b) == {"pending": 1}
+    finally:
+        for t in (a, b, c, first, last):
+            store.purge_tenant(tenant_id=t)

@@ -33,7 +33,7 @@ from graph.queue import (
     MergeStatus,
     PendingCandidate,
 )
-from graph.retrieval.text import words
+from graph.retrieval.text import index_terms
 from graph.stores.codec import assertion_from_parts, assertion_payload, dump_value, load_value
 from graph.temporal import Assertion
 
@@ -47,14 +47,18 @@ def scope_token(tenant_id: str, *, current: bool = False) -> str:
     return ("c" if current else "t") + tenant_id.replace("_", "_u").replace("-", "_h")
 
 
-def index_terms(scope: str, text: str) -> str:
-    """What a fulltext index reads of ``text`` (whitespace analyzer): every word of
-    :func:`graph.retrieval.text.words`, prefixed with the tenant's scope token. Each
-    tenant's words are then terms of their own, so Lucene's document frequencies are the
-    tenant's (another tenant's documents change neither its scores nor its cost) and a
-    query needs no tenant clause, which let Lucene skip the postings of common words.
-    Injective: a word holds no "_", so the last "_" separates scope and word."""
-    return " ".join(f"{scope}_{w}" for w in words(text))
+def fact_terms(tenant_id: str, sentence: str, *, open_version: bool) -> tuple[str, str | None]:
+    """A fact version's fulltext fields: ``terms`` (its words under the tenant's token,
+    :func:`graph.retrieval.text.index_terms`) and, on the version open in system time,
+    ``terms_current`` (the same words under the "current" token; search of the present
+    reads only those). Each tenant's words being its own terms, Lucene's document
+    frequencies are the tenant's and a query needs no tenant clause, which let Lucene skip
+    the postings of common words."""
+    held = index_terms(scope_token(tenant_id), sentence)
+    if not open_version:
+        return held, None
+    # Every term starts with the scope token's "t"; the current token differs in it only.
+    return held, " ".join("c" + t[1:] for t in held.split())
 
 
 # -- values ------------------------------------------------------------------------------
@@ -119,6 +123,8 @@ def value_key(fact: Fact) -> str:
 
 def fact_row(fact: Fact, *, tenant_id: str, key: str) -> Row:
     """One row of the insert templates: every property of the version, times as text."""
+    sentence = fact.sentence()
+    terms, terms_current = fact_terms(tenant_id, sentence, open_version=fact.retired_at is None)
     return {
         "version_id": fact.version_id,
         "fact_id": fact.fact_id,
@@ -142,15 +148,9 @@ def fact_row(fact: Fact, *, tenant_id: str, key: str) -> Row:
         "schema_version": fact.schema_version,
         "retention_policy": fact.retention_policy,
         "cardinality": fact.cardinality.value,
-        "fact_text": fact.sentence(),
-        # The fulltext index's fields: every version's terms, and the open version's
-        # under the "current" prefix (search of the present, see index_terms).
-        "terms": index_terms(scope_token(tenant_id), fact.sentence()),
-        "terms_current": (
-            index_terms(scope_token(tenant_id, current=True), fact.sentence())
-            if fact.retired_at is None
-            else None
-        ),
+        "fact_text": sentence,
+        "terms": terms,  # what the fulltext index reads (fact_terms)
+        "terms_current": terms_current,
         # The one-open-row constraint's key: only on a current, open version.
         "open_key": (
             open_key(tenant_id, key) if fact.retired_at is None and fact.valid_to is None else None
@@ -206,14 +206,15 @@ def entity_from_props(tenant_id: str, p: Mapping[str, Any]) -> Entity:
 
 
 def episode_props(episode: Episode, content_hash: str) -> Row:
+    text = episode.text()
     props: Row = {
         "tenant_id": episode.tenant_id,
         "episode_id": episode.episode_id,
         "kind": episode.kind.value,
         "source": episode.source,
         "content_json": json.dumps(episode.content),
-        "content_text": episode.text(),  # what the model embeds
-        "terms": index_terms(scope_token(episode.tenant_id), episode.text()),  # fulltext
+        "content_text": text,  # what the model embeds
+        "terms": index_terms(scope_token(episode.tenant_id), text),  # what fulltext reads
         "content_hash": content_hash,
         "occurred_at": to_neo(episode.occurred_at),
         "session_id": episode.session_id,
@@ -349,8 +350,8 @@ __all__ = [
     "episode_props",
     "fact_from_props",
     "fact_row",
+    "fact_terms",
     "from_neo",
-    "index_terms",
     "merge_from_props",
     "merge_row",
     "open_key",

@@ -18,13 +18,13 @@ from typing import Any
 
 from graph.model import Entity, Episode
 from graph.queue import CandidateStatus, MergeCandidate, MergeStatus, PendingCandidate
+from graph.retrieval.text import index_terms
 from graph.stores.neo4j.codec import (
     Row,
     candidate_from_props,
     candidate_props,
     entity_from_props,
     episode_from_props,
-    index_terms,
     merge_from_props,
     merge_row,
     scope_token,

@@ -8,7 +8,7 @@ so what other tenants hold changes neither a tenant's results nor their cost:
 - vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
   model and, for facts, ``current``: true only on the version open in system time);
 - fulltext: every item is indexed under its tenant's own terms (each word prefixed with
-  the tenant's token, :func:`graph.stores.neo4j.codec.index_terms`; the open fact version
+  the tenant's token, :func:`graph.stores.neo4j.codec.fact_terms`; the open fact version
   also under a "current" prefix), so a query names only its tenant's terms, BM25 counts
   only that tenant's documents, and Lucene skips the postings of common words.
 
@@ -39,15 +39,15 @@ from neo4j import ManagedTransaction
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
 from graph.retrieval.port import GatheredReads, Hit, ItemKind, Pending, Window
-from graph.retrieval.text import lucene_query
+from graph.retrieval.text import index_terms, lucene_query
 from graph.stores.codec import Decoded
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
     episode_from_props,
     fact_from_props,
+    fact_terms,
     from_neo,
-    index_terms,
     scope_token,
     utc,
 )
@@ -146,18 +146,11 @@ class Neo4jSearch:
         while rows := self.conn.run(
             "search.backfill_facts", {"after": after, "batch": _BACKFILL_BATCH}
         ):
-            self.conn.run("search.set_fact_terms", {"rows": [
-                {
-                    "id": r["id"],
-                    "open": r["open"],
-                    "terms": index_terms(scope_token(r["tenant_id"]), r["text"] or ""),
-                    "terms_current": (
-                        index_terms(scope_token(r["tenant_id"], current=True), r["text"] or "")
-                        if r["open"] else None
-                    ),
-                }
-                for r in rows
-            ]})
+            out = []
+            for r in rows:
+                held, now = fact_terms(r["tenant_id"], r["text"] or "", open_version=r["open"])
+                out.append({"id": r["id"], "open": r["open"], "terms": held, "terms_current": now})
+            self.conn.run("search.set_fact_terms", {"rows": out})
             after = rows[-1]["id"]
         while rows := self.conn.run("search.backfill_nodes", {"batch": _BACKFILL_BATCH}):
             self.conn.run("search.set_node_terms", {"rows": [
@@ -461,7 +454,7 @@ def _best(
 
 def fulltext_query(tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window) -> str:
     """The Lucene query of one search's terms: any of them, as the tenant's own terms
-    (codec.index_terms); a search of the present reads a fact's open versions only."""
+    (codec.fact_terms); a search of the present reads a fact's open versions only."""
     current = kind == ItemKind.FACT and window.latest
     field = "terms_current" if current else "terms"
     scope = scope_token(tenant_id, current=current)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
-from graph.retrieval.text import words
+from graph.retrieval.text import index_terms
 
 # Consonants only (the porter stemmer counts vowels), "y" left out (it is a vowel after a
 # consonant); one per 4 bits.
@@ -39,11 +39,6 @@ def term_prefix(tenant_id: str, kind: str) -> str:
     """The prefix of one tenant's terms of one kind (``fact``, ``entity``, ``episode``)."""
     digest = hashlib.blake2b(f"{tenant_id}\x00{kind}".encode(), digest_size=8).digest()
     return "".join(_ALPHABET[b >> 4] + _ALPHABET[b & 15] for b in digest)
-
-
-def index_terms(prefix: str, text: str) -> str:
-    """The terms the index holds of ``text``: each word under the prefix, space-separated."""
-    return " ".join(f"{prefix}_{w}" for w in words(text))
 
 
 def _sql_prefix(tenant_id: object, kind: object) -> str | None:
