@@ -4,8 +4,11 @@
 // One search's expansion and every load its re-rank needs, in one query: each CALL is the
 // per-call template of the same name (search.facts_by_id, search.facts_touching for one
 // hop from the frontier, search.mentioning, search.mentions_of,
-// search.session_neighbors), then the episodes and entities they name
-// (search.episodes_by_id, search.entities_by_id). The frontier is the query's entities
+// search.session_neighbors), then the entities they name (search.entities_by_id) and the
+// ids of the episodes they name that are visible at $known_at: the ranking needs only
+// those, and the few episodes a page shows are loaded by search.gather_staleness, which
+// checks them anyway (a search's ~200 episode records were a third of this query's
+// cost, most of it in the driver). The frontier is the query's entities
 // ($seed_ids) and the endpoints of the visible facts among the best candidates
 // ($top_fact_ids). The id lists each load covered are returned too: the caller answers
 // only what they cover from here.
@@ -90,9 +93,7 @@ CALL (episode_scope) {
   WITH DISTINCT id
   OPTIONAL MATCH (e:Episode {tenant_id: $tenant_id, episode_id: id})
   WHERE e.recorded_at <= $known_at
-  RETURN collect(id) AS episode_ids_read, collect(
-// include: episode_fields
-  ) AS episodes
+  RETURN collect(id) AS episode_ids_read, collect(e.episode_id) AS episodes
 }
 CALL (entity_scope) {
   UNWIND entity_scope AS id

@@ -7,6 +7,8 @@
 // do not already cover (a single-valued timeline is its whole pair), as
 // graph.retrieval.stale computes them. Each version read for a pair comes with that pair,
 // and the pairs read are returned: the caller answers only what they cover from here.
+// The episodes themselves come too (search.episodes_by_id): search.gather_expansion
+// returns only the ids of the episodes a search ranks, and these are the ones it shows.
 CALL () {
   MATCH (a:Assertion {tenant_id: $tenant_id})
   WHERE a.source_episode_id IN $episode_ids
@@ -30,4 +32,12 @@ CALL (pairs) {
 // include: fact_fields
   ]) AS versions
 }
-RETURN around, pairs, versions
+CALL () {
+  UNWIND $episode_ids AS id
+  MATCH (e:Episode {tenant_id: $tenant_id, episode_id: id})
+  WHERE e.recorded_at <= $known_at
+  RETURN collect(
+// include: episode_fields
+  ) AS episodes
+}
+RETURN around, pairs, versions, episodes

@@ -221,7 +221,12 @@ class ContextBuilder:
             kept.append(f)
             used += cost
         stale = stale_episodes(
-            self.search_index, tenant_id=tenant_id, window=window, episodes=episodes, facts=kept
+            self.search_index,
+            tenant_id=tenant_id,
+            window=window,
+            episode_ids=[e.episode_id for e in episodes],
+            episodes={e.episode_id: e for e in episodes},
+            facts=kept,
         )
         quoted: list[Episode] = []
         ep_header = "Episodes:"

@@ -195,7 +195,9 @@ class GatheredReads(SearchPort, Protocol):
     ) -> None:
         """Fetch what one staleness check will read: ``facts_sourced_by`` of
         ``episode_ids``, and ``timeline_versions`` of those ``pairs`` that the versions
-        found do not cover (a single-valued timeline is its whole pair)."""
+        found do not cover (a single-valued timeline is its whole pair), and the records of
+        ``episode_ids`` themselves (an expansion may have read only which episodes are
+        visible: the check is where a page's episodes are first read in full)."""
 
 
 @runtime_checkable

@@ -510,17 +510,18 @@ class Retriever:
             if n[0] == ItemKind.EPISODE:
                 if n[1] not in checked:
                     start = episodes.index(n[1]) if n[1] in episodes else len(episodes)
-                    batch = [sub.episodes[i] for i in episodes[start : start + limit]]
+                    batch = episodes[start : start + limit]
                     if not batch:
                         continue  # past MAX_STALE: not returned unchecked
                     stale |= stale_episodes(
                         index,
                         tenant_id=tenant_id,
                         window=window,
-                        episodes=batch,
+                        episode_ids=batch,
+                        episodes=sub.episodes,
                         facts=facts[:limit],
                     )
-                    checked |= {e.episode_id for e in batch}
+                    checked |= set(batch)
                 if n[1] in stale:
                     continue
             picked.append(n)

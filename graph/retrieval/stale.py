@@ -15,7 +15,7 @@ old value beside the new one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from graph.model import Cardinality, Episode, Fact
@@ -64,12 +64,16 @@ def stale_episodes(
     *,
     tenant_id: str,
     window: Window,
-    episodes: Sequence[Episode],
+    episode_ids: Sequence[str],
+    episodes: Mapping[str, Episode],
     facts: Sequence[Fact],
 ) -> set[str]:
-    if not episodes:
+    """Which of ``episode_ids`` are stale, with ``facts`` the page beside them. The
+    episodes' records are read from ``episodes`` only after the prefetch below: a
+    gathered search loads them with it."""
+    if not episode_ids:
         return set()
-    ids = [e.episode_id for e in episodes]
+    ids = list(episode_ids)
     wanted = set(ids)
     if isinstance(store, GatheredReads):  # both reads below in one round trip
         store.prefetch_staleness(
@@ -97,11 +101,11 @@ def stale_episodes(
         )
     old = stale_values(versions, window.as_of)
     if old:
-        for e in episodes:
-            if e.episode_id not in stale:
-                text = e.text()
+        for i in ids:
+            if i not in stale:
+                text = episodes[i].text()
                 if any(mentions_value(text, v) for v in old):
-                    stale.add(e.episode_id)
+                    stale.add(i)
     return stale
 
 

@@ -214,3 +214,40 @@ def test_the_staleness_check_is_one_query_with_the_per_call_answers(
         pair_reads.append(len(expected[1]))
     # Some case read versions through the pairs, not only through the episodes.
     assert any(pair_reads), pair_reads
+
+
+def test_expansion_reads_which_episodes_are_visible_and_loads_records_on_demand(
+    neo4j_store: Store, data: str, runs: list[str]
+) -> None:
+    """The expansion query returns episode ids only; a record asked for before any
+    staleness check loaded it is read then, in one query for the mapping's missing ones,
+    and equals the per-call record."""
+    from graph.retrieval.port import Window
+
+    search: Any = searchable(neo4j_store).search
+    ids = ["t0", "t1", "crm", "no-such-episode"]
+    crm = search.episodes_by_id(tenant_id=data, episode_ids=["crm"], known_at=datetime.now(UTC))
+    # Now, and when crm was recorded but not yet the turns written after it.
+    for known_at in (datetime.now(UTC), crm["crm"].recorded_at):
+        window = Window(as_of=known_at, known_at=known_at)
+        expected = {k: v.model_dump_json() for k, v in search.episodes_by_id(
+            tenant_id=data, episode_ids=ids, known_at=known_at).items()}
+        runs.clear()
+
+        def gathered(reads: Any, at: datetime = known_at, w: Window = window) -> Any:
+            reads.prefetch_expansion(
+                tenant_id=data, window=w, fact_ids=[], top_fact_ids=[], seed_ids=[],
+                entity_ids=[], episode_ids=ids, context_ids=[], hop=False, max_facts=10,
+                max_mentions=10, radius=0)
+            found = reads.episodes_by_id(tenant_id=data, episode_ids=ids, known_at=at)
+            keys = list(found)
+            after_keys = list(runs)
+            return keys, after_keys, {k: found[k].model_dump_json() for k in keys}
+
+        keys, after_keys, got = search.gather(gathered)
+        assert keys == sorted(expected), known_at
+        assert got == expected
+        # Which ids are visible came with the expansion; the records took one more query.
+        assert after_keys == ["search.gather_expansion"]
+        assert runs == ["search.gather_expansion", "search.episodes_by_id"]
+    assert list(expected) == ["crm"]  # the last window's

@@ -30,7 +30,7 @@ again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -494,6 +494,7 @@ class _Gathered(Neo4jSearch):
         self._st_around: list[Fact] = []
         self._st_pairs: set[tuple[str, str]] = set()
         self._st_versions: list[tuple[tuple[str, str], Row]] = []
+        self._episode_rows: dict[str, Row] = {}  # loaded by the staleness checks
 
     # -- candidates --------------------------------------------------------------------
     def prefetch_candidates(
@@ -613,6 +614,7 @@ class _Gathered(Neo4jSearch):
         self._x = self._s("search.gather_expansion", params)[0]
         self._x.update(params)
         self._x["episode_scope"] = set(self._x["episode_scope"])
+        self._x["episodes"] = set(self._x["episodes"])  # the visible ones' ids
         self._x["entity_scope"] = set(self._x["entity_scope"])
         self._x_key = (tenant_id, window)
         self._x_facts = None
@@ -635,6 +637,7 @@ class _Gathered(Neo4jSearch):
         self._st_around = [fact_from_props(p) for p in row["around"]]
         self._st_pairs = {(s, p) for s, p in row["pairs"]}
         self._st_versions = [((pair[0], pair[1]), fact) for pair, fact in row["versions"]]
+        self._episode_rows.update((p["episode_id"], p) for p in row["episodes"])
 
     def facts_sourced_by(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
@@ -728,12 +731,28 @@ class _Gathered(Neo4jSearch):
         x = self._x
         ids = _ids(episode_ids)
         if self._foreseen(tenant_id, known_at) and x["episode_scope"].issuperset(ids):
-            wanted = set(ids)
-            found = {p["episode_id"]: p for p in x["episodes"] if p["episode_id"] in wanted}
-            return Decoded(dict(sorted(found.items())), episode_from_props)
+            visible = sorted(x["episodes"].intersection(ids))
+            return Decoded(_EpisodeRows(self, tenant_id, known_at, visible), episode_from_props)
         return super().episodes_by_id(
             tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
         )
+
+    def episode_row(self, tenant_id: str, known_at: datetime, key: str, keys: Sequence[str]) -> Row:
+        """One episode's record: as a staleness check loaded it, else read now with those
+        of ``keys`` not loaded yet (one query; a search that shows only episodes it has
+        checked never gets here)."""
+        row = self._episode_rows.get(key)
+        if row is None:
+            missing = sorted({k for k in keys if k not in self._episode_rows} | {key})
+            rows = self._s(
+                "search.episodes_by_id",
+                {"tenant_id": tenant_id, "episode_ids": missing, "known_at": utc(known_at)},
+            )
+            self._episode_rows.update((r["episode"]["episode_id"], r["episode"]) for r in rows)
+            row = self._episode_rows.get(key)
+            if row is None:  # erased since the expansion read it (read committed)
+                raise KeyError(key)
+        return row
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
@@ -747,6 +766,34 @@ class _Gathered(Neo4jSearch):
                 dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p)
             )
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
+
+
+class _EpisodeRows(Mapping[str, Row]):
+    """The records of the episodes a gathered expansion found visible, by id, each read
+    when first asked for (:meth:`_Gathered.episode_row`)."""
+
+    def __init__(
+        self, view: _Gathered, tenant_id: str, known_at: datetime, keys: Sequence[str]
+    ) -> None:
+        self._view = view
+        self._tenant_id = tenant_id
+        self._known_at = known_at
+        self._keys = keys
+        self._index = set(keys)
+
+    def __getitem__(self, key: str) -> Row:
+        if key not in self._index:
+            raise KeyError(key)
+        return self._view.episode_row(self._tenant_id, self._known_at, key, self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 __all__ = ["WATERMARK_LAG", "Neo4jSearch", "fulltext_query", "scope_token"]
