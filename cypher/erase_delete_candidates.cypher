@@ -10,7 +10,10 @@ CALL () {
   DETACH DELETE k
   WITH DISTINCT key
   MATCH (s:CandidateStatement {tenant_id: $tenant_id, statement_key: key})
-  WHERE NOT EXISTS { MATCH (o:ExtractionCandidate {tenant_id: $tenant_id, statement_key: key}) }
+  WHERE NOT EXISTS {
+    MATCH (o:ExtractionCandidate {tenant_id: $tenant_id, statement_key: key})
+    WHERE o.episode_id IS NOT NULL
+  }
   DETACH DELETE s
 }
 CALL () {

@@ -2,7 +2,8 @@
 // params: tenant_id, status, limit
 // mode: read
 MATCH (m:MergeCandidate {tenant_id: $tenant_id})
-WHERE $status IS NULL OR m.status = $status
+USING INDEX m:MergeCandidate(tenant_id, status)
+WHERE m.status IS NOT NULL AND ($status IS NULL OR m.status = $status)
 RETURN properties(m) AS candidate
 ORDER BY m.created_at, m.candidate_id
 LIMIT $limit

@@ -41,6 +41,9 @@ CREATE INDEX assertion_timeline IF NOT EXISTS
 FOR (a:Assertion) ON (a.tenant_id, a.timeline_key);
 CREATE INDEX assertion_episode IF NOT EXISTS
 FOR (a:Assertion) ON (a.tenant_id, a.source_episode_id);
+// Retention reads a tenant's episodes in the order they happened.
+CREATE INDEX episode_occurred IF NOT EXISTS
+FOR (e:Episode) ON (e.tenant_id, e.occurred_at);
 CREATE INDEX episode_queue IF NOT EXISTS
 FOR (e:Episode) ON (e.status, e.next_attempt_at);
 

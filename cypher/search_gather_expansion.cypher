@@ -58,9 +58,11 @@ CALL () {
 CALL () {
   UNWIND CASE WHEN $radius >= 1 THEN $context_ids ELSE [] END AS id
   MATCH (me:Episode {tenant_id: $tenant_id, episode_id: id})
+  USING INDEX me:Episode(tenant_id, episode_id)
   WHERE me.session_id IS NOT NULL
   CALL (me) {
     MATCH (o:Episode {tenant_id: $tenant_id, session_id: me.session_id})
+    USING INDEX SEEK o:Episode(tenant_id, session_id)
     WHERE o.recorded_at <= $known_at
       AND (o.occurred_at < me.occurred_at
            OR (o.occurred_at = me.occurred_at AND o.recorded_at < me.recorded_at))
@@ -70,6 +72,7 @@ CALL () {
     RETURN ids[i] AS other, -(i + 1) AS offset
     UNION
     MATCH (o:Episode {tenant_id: $tenant_id, session_id: me.session_id})
+    USING INDEX SEEK o:Episode(tenant_id, session_id)
     WHERE o.recorded_at <= $known_at
       AND (o.occurred_at > me.occurred_at
            OR (o.occurred_at = me.occurred_at AND o.recorded_at > me.recorded_at))

@@ -5,16 +5,19 @@
 // the first of them was recorded (search.pending_setup's indexes). The indexer's work list
 // and the index-lag figures; it lists tenants, it reads no item's content.
 MATCH ()-[r:FACT]->()
+USING INDEX r:FACT(recorded_at)
 WHERE r.recorded_at >= $since
   AND (r.embedding_model IS NULL OR r.embedding_model <> $model)
 RETURN r.tenant_id AS tenant_id, 'fact' AS kind, count(*) AS n, min(r.recorded_at) AS oldest
 UNION ALL
 MATCH (e:Episode)
+USING INDEX e:Episode(recorded_at)
 WHERE e.recorded_at >= $since
   AND (e.embedding_model IS NULL OR e.embedding_model <> $model)
 RETURN e.tenant_id AS tenant_id, 'episode' AS kind, count(*) AS n, min(e.recorded_at) AS oldest
 UNION ALL
 MATCH (e:Entity)
+USING INDEX e:Entity(created_at)
 WHERE e.created_at >= $since
   AND (e.embedding_model IS NULL OR e.embedding_model <> $model)
 RETURN e.tenant_id AS tenant_id, 'entity' AS kind, count(*) AS n, min(e.created_at) AS oldest

@@ -5,9 +5,11 @@
 // (occurred_at, then recorded_at); offset -1 is the turn just before.
 UNWIND $episode_ids AS id
 MATCH (me:Episode {tenant_id: $tenant_id, episode_id: id})
+USING INDEX me:Episode(tenant_id, episode_id)
 WHERE me.session_id IS NOT NULL
 CALL (me) {
   MATCH (o:Episode {tenant_id: $tenant_id, session_id: me.session_id})
+  USING INDEX SEEK o:Episode(tenant_id, session_id)
   WHERE o.recorded_at <= $known_at
     AND (o.occurred_at < me.occurred_at
          OR (o.occurred_at = me.occurred_at AND o.recorded_at < me.recorded_at))
@@ -17,6 +19,7 @@ CALL (me) {
   RETURN ids[i] AS other, -(i + 1) AS offset
   UNION
   MATCH (o:Episode {tenant_id: $tenant_id, session_id: me.session_id})
+  USING INDEX SEEK o:Episode(tenant_id, session_id)
   WHERE o.recorded_at <= $known_at
     AND (o.occurred_at > me.occurred_at
          OR (o.occurred_at = me.occurred_at AND o.recorded_at > me.recorded_at))

@@ -4,7 +4,8 @@
 // One page of the tenant's ledger in recorded order after the cursor (seq, fact id):
 // writers in separate processes may share a seq, never with the same fact id.
 MATCH (a:Assertion {tenant_id: $tenant_id})
-WHERE a.seq > $after_seq OR (a.seq = $after_seq AND a.fact_id > $after_fact)
+USING INDEX a:Assertion(tenant_id, timeline_key)
+WHERE a.timeline_key IS NOT NULL AND (a.seq > $after_seq OR (a.seq = $after_seq AND a.fact_id > $after_fact))
 RETURN a {.*,
   recorded_at: toString(a.recorded_at), valid_from: toString(a.valid_from),
   valid_to: toString(a.valid_to)} AS assertion
