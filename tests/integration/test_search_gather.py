@@ -251,3 +251,31 @@ def test_expansion_reads_which_episodes_are_visible_and_loads_records_on_demand(
         assert after_keys == ["search.gather_expansion"]
         assert runs == ["search.gather_expansion", "search.episodes_by_id"]
     assert list(expected) == ["crm"]  # the last window's
+
+
+def test_an_episode_erased_between_the_queries_runs_the_search_again(
+    neo4j_store: Store, data: str
+) -> None:
+    """Neo4j reads committed data query by query: an episode the expansion saw may be
+    erased before its record is read. The search then runs again whole, without it."""
+    from graph.retrieval.port import Window
+
+    search: Any = searchable(neo4j_store).search
+    service = MemoryService(neo4j_store)
+    at = datetime.now(UTC)
+    ids = ["t1", "t2"]
+    attempts: list[list[str]] = []
+
+    def gathered(reads: Any) -> dict[str, str]:
+        reads.prefetch_expansion(
+            tenant_id=data, window=Window(as_of=at, known_at=at), fact_ids=[],
+            top_fact_ids=[], seed_ids=[], entity_ids=[], episode_ids=ids, context_ids=[],
+            hop=False, max_facts=10, max_mentions=10, radius=0)
+        found = reads.episodes_by_id(tenant_id=data, episode_ids=ids, known_at=at)
+        attempts.append(list(found))
+        if len(attempts) == 1:
+            service.delete_episode(tenant_id=data, episode_id="t2")
+        return {k: found[k].content for k in found}
+
+    assert search.gather(gathered) == {"t1": "Ben: Yes, we leave on the 3rd of May."}
+    assert attempts == [["t1", "t2"], ["t1"]]

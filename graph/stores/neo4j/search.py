@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from neo4j import ManagedTransaction
+from neo4j.exceptions import SessionExpired
 
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
@@ -750,8 +751,10 @@ class _Gathered(Neo4jSearch):
             )
             self._episode_rows.update((r["episode"]["episode_id"], r["episode"]) for r in rows)
             row = self._episode_rows.get(key)
-            if row is None:  # erased since the expansion read it (read committed)
-                raise KeyError(key)
+            if row is None:
+                # Erased since the expansion read it (Neo4j reads committed data, query by
+                # query): a retryable error makes the driver run the whole search again.
+                raise SessionExpired(f"episode {key!r} was erased during the search")
         return row
 
     def entities_by_id(
