@@ -38,6 +38,7 @@ SCANS = (
 ACROSS_TENANTS = {
     "queue.counts": "the whole queue's depth by status, for /metrics",
     "retention.tenants": "the tenants with a schema (one Schema node per version)",
+    "search.backfill_nodes": "the fulltext migration: every tenant's nodes without terms, once",
 }
 
 
