@@ -19,6 +19,7 @@ import importlib.util
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -27,6 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 log = logging.getLogger(__name__)
+
+# Probes a traced query path must reproduce before it is used: a word, a sentence, and a
+# text past the model's 256 word pieces (truncated alike on both paths).
+_PROBES = ("probe", "Where did the customer live before the move to Porto?", "renewal " * 300)
+# Largest difference (per coordinate of a unit vector) the traced path may show.
+_TRACE_TOLERANCE = 1e-5
 
 ENV_MODEL = "SGAM_EMBEDDING_MODEL"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -97,10 +104,14 @@ class SentenceEmbedder:
     and torch already uses every core for one batch, so concurrent calls gain nothing.
     """
 
-    def __init__(self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH) -> None:
+    def __init__(
+        self, model: str | None = None, *, batch_size: int = DEFAULT_BATCH, trace: bool = True
+    ) -> None:
         self._name = model or configured_model()
         self.batch_size = batch_size
         self._model: Any = None
+        self._trace = trace
+        self._single: _TracedQuery | None = None
         self._dim: int | None = None
         self._lock = threading.Lock()
         self._error: str | None = None
@@ -173,14 +184,22 @@ class SentenceEmbedder:
                     log.warning("embedding model unavailable: %s: %s", self._error, e)
                     raise EmbeddingUnavailableError(self._error) from e
                 self._dim = int(probe.shape[1])
+                self._single = _TracedQuery.build(model) if self._trace else None
                 self._model = model
             return self._model
+
+    @property
+    def traced(self) -> bool:
+        """Whether one text is encoded by the traced graph (see :class:`_TracedQuery`)."""
+        return self._single is not None
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._model if self._model is not None else self._load()
         with self._lock:
+            if len(texts) == 1 and self._single is not None:
+                return self._single.encode(texts[0])
             out = model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -189,6 +208,108 @@ class SentenceEmbedder:
                 show_progress_bar=False,
             )
         return np.ascontiguousarray(out, dtype=np.float32)
+
+
+class _Mute(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+class _TracedQuery:
+    """One text through a traced, frozen copy of the model: a search's query embedding.
+
+    ``SentenceTransformer.encode`` spends about as long in Python (its batching, the
+    module-by-module forward of transformers) as in arithmetic for a ten-word query: on
+    2 cores 8-10 ms a query against 4-5 ms for the traced graph, which is the same
+    arithmetic and gives the same vector. Built only for the plain layout (a transformer,
+    mean pooling, normalisation) and used only when it reproduces ``encode`` on
+    :data:`_PROBES`; anything else keeps ``encode`` for single texts too.
+    """
+
+    def __init__(self, model: Any, graph: Any) -> None:
+        self._model = model
+        self._graph = graph
+
+    @classmethod
+    def build(cls, model: Any) -> _TracedQuery | None:
+        try:
+            traced = cls._trace(model)
+        except Exception as e:  # a model or torch this was not written for: plain encode
+            log.info("query embeddings not traced (%s: %s); using encode", type(e).__name__, e)
+            return None
+        if traced is None:
+            return None
+        expected = model.encode(list(_PROBES), convert_to_numpy=True, normalize_embeddings=True)
+        got = np.vstack([traced.encode(text) for text in _PROBES])
+        if got.shape != expected.shape or float(np.abs(got - expected).max()) > _TRACE_TOLERANCE:
+            log.info("traced query embeddings differ from encode; using encode")
+            return None
+        return traced
+
+    @classmethod
+    def _trace(cls, model: Any) -> _TracedQuery | None:
+        import torch
+
+        modules = list(model)
+        layout = [type(m).__name__ for m in modules]
+        if layout[:2] != ["Transformer", "Pooling"] or layout[2:] not in ([], ["Normalize"]):
+            return None
+        if getattr(modules[1], "pooling_mode", None) != "mean":
+            return None
+        bert = modules[0].auto_model
+
+        class _Mean(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.bert = bert
+
+            def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+                tokens = self.bert(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
+                weights = mask.unsqueeze(-1).to(tokens.dtype)
+                mean = (tokens * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+                return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+        example = cls._features(model, _PROBES[1])
+        # Tracing reads every attribute of the model, the training loss's property too,
+        # which logs a warning about a loss search never uses.
+        quiet = logging.getLogger("transformers.modeling_utils")
+        muted = _Mute()
+        quiet.addFilter(muted)
+        try:
+            with warnings.catch_warnings(), torch.inference_mode():
+                # tracing warns about the Python branches it records (they depend on shapes
+                # only for padded batches; a single text is never padded)
+                warnings.simplefilter("ignore")
+                trace: Any = torch.jit.trace  # untyped in torch's stubs
+                graph = torch.jit.freeze(trace(_Mean().eval(), example, strict=False))
+        finally:
+            quiet.removeFilter(muted)
+        return cls(model, graph)
+
+    @staticmethod
+    def _features(model: Any, text: str) -> tuple[Any, Any, Any]:
+        import torch
+
+        f = model.preprocess([text])
+        ids = f["input_ids"]
+        types = f.get("token_type_ids")
+        return ids, f["attention_mask"], types if types is not None else torch.zeros_like(ids)
+
+    def encode(self, text: str) -> Vectors:
+        import torch
+
+        # One thread: with OMP_WAIT_POLICY=PASSIVE each of the graph's small operators
+        # would wake a sleeping second thread, which costs more than it shares (2 cores,
+        # a ten-word query: 12-13 ms on two threads, 8 on one). Safe to change here: the
+        # embedder's lock is held, and nothing else in the process runs torch.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                out = self._graph(*self._features(self._model, text))
+        finally:
+            torch.set_num_threads(threads)
+        return np.ascontiguousarray(out.numpy(), dtype=np.float32)
 
 
 _default: SentenceEmbedder | None = None

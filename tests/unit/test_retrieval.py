@@ -338,6 +338,53 @@ def test_encode_gives_unit_float32_rows_in_order(embedder: SentenceEmbedder) -> 
         from_blob(to_blob(v[0]), 100)
 
 
+def test_one_text_goes_through_the_traced_graph_and_gives_encodes_vector(
+    embedder: SentenceEmbedder,
+) -> None:
+    import torch
+
+    embedder.encode(["load"])
+    assert embedder.traced, "the default model's layout is the one the traced path serves"
+    plain = SentenceEmbedder(trace=False)
+    texts = [
+        "When is Mira's passport due?",
+        "",
+        "École naïve, café à Zürich — 北京",
+        "renewal notice " * 400,  # past 256 word pieces: truncated alike on both paths
+    ]
+    threads = torch.get_num_threads()
+    for text in texts:
+        got, want = embedder.encode([text]), plain.encode([text])
+        assert got.shape == want.shape == (1, 384)
+        assert got.dtype == np.float32
+        assert float(np.abs(got - want).max()) < 1e-5, text[:40]
+    assert torch.get_num_threads() == threads  # the one-thread switch is undone
+    # a batch still goes through encode, and agrees with the single path row by row
+    both = embedder.encode(texts[:2])
+    assert float(np.abs(both[0] - embedder.encode(texts[:1])[0]).max()) < 1e-5
+
+
+def test_a_model_of_another_layout_keeps_encode_for_one_text() -> None:
+    from graph.embeddings import _TracedQuery
+
+    class Transformer:
+        pass
+
+    class Pooling:
+        def __init__(self, mode: str) -> None:
+            self.pooling_mode = mode
+
+    class Dense:
+        pass
+
+    for layout in (
+        [Transformer(), Pooling("cls")],  # another pooling
+        [Transformer(), Pooling("mean"), Dense()],  # a projection after pooling
+        [Dense()],
+    ):
+        assert _TracedQuery.build(layout) is None
+
+
 def test_the_read_path_exports_a_curated_list() -> None:
     import graph.retrieval as r
 

@@ -1,0 +1,115 @@
+"""A search's query embedding, two ways, interleaved query by query in one process.
+
+- ``encode, then search``: ``SentenceTransformer.encode`` on the query, then the search
+  (what a search did before the traced path);
+- ``search (now)``: the search as it runs, embedding its query on the traced single-text
+  path (graph/embeddings.py).
+
+Each question runs through every variant in turn (the order rotating per question), so
+both see the same machine load; figures are p50/p95 over ``--rounds`` passes of the
+questions of bench/search_latency.py, with each variant's ratio to the first. Needs the
+tenant that search_latency.py loads (``--load-only`` first):
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/query_embedding.py --facts 100000 [--store URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from search_latency import QUESTIONS, percentiles  # noqa: E402
+
+from graph.embeddings import SentenceEmbedder, Vectors  # noqa: E402
+from graph.retrieval import Retriever, SearchableStore  # noqa: E402
+from graph.stores import open_store  # noqa: E402
+
+
+class Prepaid:
+    """An embedder answering from vectors computed (and timed) just before the search."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+        self.next: Vectors | None = None
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        assert self.next is not None and len(texts) == 1
+        out, self.next = self.next, None
+        return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--facts", type=int, default=100_000)
+    ap.add_argument("--store", default=None, help="default: sqlite under .sgam/bench")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    url = args.store or f"sqlite:///{ROOT}/.sgam/bench/latency-{args.facts}.db"
+    store = open_store(url)
+    assert isinstance(store, SearchableStore)
+    tenant = f"lat-{args.facts}"
+    if store.get_episode(tenant_id=tenant, episode_id="ep-0") is None:
+        sys.exit(f"no tenant {tenant} in {store.url}: run bench/search_latency.py --load-only")
+    traced = SentenceEmbedder()
+    plain = SentenceEmbedder(trace=False)
+    traced.encode(["load"]), plain.encode(["load"])
+    if not traced.traced:
+        sys.exit("the traced query path is not available for this model")
+    gc.collect()
+    gc.freeze()
+    prepaid = Prepaid(traced.name, traced.dim)
+    before = Retriever(store, embedder=prepaid)
+    now = Retriever(store, embedder=traced)
+
+    def sequential(embedder: SentenceEmbedder) -> Callable[[str], object]:
+        def run(q: str) -> object:
+            prepaid.next = embedder.encode([q])
+            return before.search(tenant_id=tenant, query=q)
+
+        return run
+
+    variants: dict[str, Callable[[str], object]] = {
+        "encode, then search": sequential(plain),
+        "search (now)": lambda q: now.search(tenant_id=tenant, query=q),
+    }
+    rng = random.Random(11)
+    people = args.facts // 10
+    queries = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(args.queries)]
+    names = list(variants)
+    for q in queries:  # warm every path
+        for name in names:
+            variants[name](q)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    print(f"store {store.url}, tenant {tenant}, load average {os.getloadavg()[0]:.1f} at start")
+    for r in range(args.rounds):
+        for i, q in enumerate(queries):
+            shift = (i + r) % len(names)
+            for name in names[shift:] + names[:shift]:
+                s = time.perf_counter()
+                variants[name](q)
+                samples[name].append(time.perf_counter() - s)
+    print(f"load average {os.getloadavg()[0]:.1f} at end\n")
+    base50, base95 = percentiles(samples[names[0]])
+    print("| variant | p50 ms | p95 ms | p50 / first | p95 / first |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        p50, p95 = percentiles(samples[name])
+        print(f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / base50:.2f} | {p95 / base95:.2f} |")
+    store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
