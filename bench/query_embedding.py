@@ -43,7 +43,8 @@ class Prepaid:
         self.next: Vectors | None = None
 
     def encode(self, texts: Sequence[str]) -> Vectors:
-        assert self.next is not None and len(texts) == 1
+        assert self.next is not None
+        assert len(texts) == 1
         out, self.next = self.next, None
         return out
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from threading import Barrier, Thread
 
+import numpy as np
 import pytest
 
 from graph.embeddings import EmbeddingUnavailableError, SentenceEmbedder, Vectors, default_embedder
@@ -14,7 +15,9 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.retrieval import ItemKind, Retriever, SearchAnswer, Window
 from graph.retrieval.text import terms
 from graph.service import MemoryService
+from graph.stores.sqlite import vectors
 from graph.stores.sqlite.store import SqliteStore
+from graph.stores.sqlite.vectors import sign_bits
 from graph.timeutil import utcnow
 
 T0 = datetime(2026, 6, 1, 9, tzinfo=UTC)
@@ -171,14 +174,29 @@ def test_vectors_are_made_once_and_found_after_each_write(
     episode(svc, tenant, "e2", "Budget meeting moved to Monday morning.")
     assert sqlite_store.search.index_pending(tenant_id=tenant, embedder=embedder) == 1
     assert set(nearest()) == {"e1", "e2"}  # the cached matrix took the new row
+    cached = sqlite_store.search._vectors.get((tenant, ItemKind.EPISODE.value, embedder.name))
+    assert cached is not None
+    assert cached.matrix.shape[0] == 2
+    assert np.array_equal(cached.bits, sign_bits(cached.matrix))  # and its sign bits
     svc.delete_episode(tenant_id=tenant, episode_id="e1")
     assert nearest() == ["e2"]  # and noticed the deletion
     assert count(sqlite_store, "search_vectors", tenant) == 1
 
 
+@pytest.mark.parametrize("prefilter", [False, True], ids=["exact", "prefilter"])
 def test_vector_search_widens_past_versions_outside_the_window(
-    sqlite_store: SqliteStore, svc: MemoryService, tenant: str, embedder: SentenceEmbedder
+    sqlite_store: SqliteStore,
+    svc: MemoryService,
+    tenant: str,
+    embedder: SentenceEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    prefilter: bool,
 ) -> None:
+    if prefilter:
+        # the sign-bit pool of a large tenant, made tiny: the visible version lies outside
+        # it, so the search must go on past the pool
+        monkeypatch.setattr(vectors, "EXACT_UP_TO", 8)
+        monkeypatch.setattr(vectors, "pool_size", lambda n, first: 4)
     episode(svc, tenant, "e1", "x")
     # 80 superseded values of one timeline, all closer to the query than the current one.
     deltas = [

@@ -29,9 +29,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
@@ -48,6 +46,7 @@ from graph.stores.sqlite.codec import (
 )
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.stores.sqlite.terms import index_terms, term_prefix
+from graph.stores.sqlite.vectors import TenantVectors, VectorCache, best_rows, sign_bits
 from graph.timeutil import from_db, to_db
 
 _EPISODE_TEXT = """CASE json_type(new.content_json)
@@ -315,8 +314,6 @@ class _DocCounts:
         self.rows: dict[str | None, tuple[int, int]] = {}
 
 
-
-
 def _facts_sql(where: str) -> str:
     return f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = :tenant AND {where}"  # noqa: S608
 
@@ -325,46 +322,13 @@ def _ids(values: Sequence[str]) -> str:
     return json.dumps(sorted(set(values)))
 
 
-@dataclass
-class _Matrix:
-    """One tenant's vectors of one kind and model, as loaded from ``search_vectors``."""
-
-    max_id: int
-    deleted: int
-    item_ids: list[str]
-    matrix: Vectors
-
-
-class _VectorCache:
-    """Per-store LRU of tenant matrices; a few tenants' vectors at most stay in memory."""
-
-    def __init__(self, capacity: int = 16) -> None:
-        self.capacity = capacity
-        self.lock = threading.Lock()
-        self.items: OrderedDict[tuple[str, str, str], _Matrix] = OrderedDict()
-
-    def get(self, key: tuple[str, str, str]) -> _Matrix | None:
-        with self.lock:
-            m = self.items.get(key)
-            if m is not None:
-                self.items.move_to_end(key)
-            return m
-
-    def put(self, key: tuple[str, str, str], m: _Matrix) -> None:
-        with self.lock:
-            self.items[key] = m
-            self.items.move_to_end(key)
-            while len(self.items) > self.capacity:
-                self.items.popitem(last=False)
-
-
 class SqliteSearch:
     """The search index of one SQLite store (tables and triggers in SEARCH_SQL), over the
     store's connection. Its caches live as long as the store."""
 
     def __init__(self, conn: SqliteConnection) -> None:
         self.conn = conn
-        self._vectors = _VectorCache()
+        self._vectors = VectorCache()
         # Highest doc embedded per (tenant, model): the next pass starts after it.
         self._marks: dict[tuple[str, str], int] = {}
         # Per model: every doc at or below it has a vector (see pending()).
@@ -582,7 +546,7 @@ class SqliteSearch:
                 counts.rows[None] = (n, top)
         return n
 
-    def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> _Matrix | None:
+    def _matrix(self, tenant_id: str, kind: ItemKind, model: str) -> TenantVectors | None:
         key = (tenant_id, kind.value, model)
         max_id = int(
             self.conn.read(
@@ -611,14 +575,16 @@ class SqliteSearch:
             (*key, cached.max_id if append and cached is not None else 0),
         )
         new_ids = [row["item_id"] for row in rows]
-        new = [from_blob(row["vector"]) for row in rows]
+        new = np.vstack([from_blob(row["vector"]) for row in rows]) if rows else None
         if append and cached is not None:
             ids = cached.item_ids + new_ids
-            mat = np.vstack([cached.matrix, *new]) if new else cached.matrix
+            mat = np.vstack([cached.matrix, new]) if new is not None else cached.matrix
+            bits = np.hstack([cached.bits, sign_bits(new)]) if new is not None else cached.bits
         else:
             ids = new_ids
-            mat = np.vstack(new) if new else np.zeros((0, 1), dtype=np.float32)
-        m = _Matrix(max_id=max_id, deleted=deleted, item_ids=ids, matrix=mat)
+            mat = new if new is not None else np.zeros((0, 1), dtype=np.float32)
+            bits = sign_bits(mat)
+        m = TenantVectors(max_id=max_id, deleted=deleted, item_ids=ids, matrix=mat, bits=bits)
         cache.put(key, m)
         return m
 
@@ -635,24 +601,15 @@ class SqliteSearch:
         m = self._matrix(tenant_id, kind, model)
         if m is None or not m.item_ids:
             return []
-        scores = m.matrix @ np.asarray(vector, dtype=np.float32)
-        n = len(m.item_ids)
         # Over-fetch, keep what is visible in the window, and widen while short: the matrix
         # holds every fact ever known, the window only some of them.
-        want = min(n, max(limit * 4, 64))
-        start = 0
         out: list[Hit] = []
-        while True:
-            top = _top(scores, want)
-            batch = top[start:want]
-            ids = [m.item_ids[i] for i in batch]
-            visible = self._visible(tenant_id, kind, ids, window)
-            out.extend(
-                Hit(m.item_ids[i], float(scores[i])) for i in batch if m.item_ids[i] in visible
-            )
-            if len(out) >= limit or want == n:
-                return out[:limit]
-            start, want = want, min(n, want * 4)
+        for batch in best_rows(m, vector, max(limit * 4, 64)):
+            visible = self._visible(tenant_id, kind, [m.item_ids[i] for i, _ in batch], window)
+            out.extend(Hit(m.item_ids[i], score) for i, score in batch if m.item_ids[i] in visible)
+            if len(out) >= limit:
+                break
+        return out[:limit]
 
     def _visible(
         self, tenant_id: str, kind: ItemKind, ids: Sequence[str], window: Window
@@ -827,14 +784,6 @@ _NEIGHBOURS_SQL = (
     f" FROM episodes me WHERE me.tenant_id = :tenant AND me.episode_id IN {_IDS}"
     " AND me.session_id IS NOT NULL ORDER BY me.episode_id"
 )
-
-
-def _top(scores: Vectors, k: int) -> Any:
-    """Indices of the ``k`` highest scores, best first (ties in index order)."""
-    if k >= scores.shape[0]:
-        return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, k - 1)[:k]
-    return part[np.argsort(-scores[part], kind="stable")]
 
 
 def _window_params(window: Window) -> dict[str, str]:
