@@ -1,16 +1,19 @@
-"""A search's query embedding, two ways, interleaved query by query in one process.
+"""This stop's two search changes against the code before them, interleaved question by
+question in one process (so every variant sees the same machine load):
 
-- ``encode, then search``: ``SentenceTransformer.encode`` on the query, then the search
-  (what a search did before the traced path);
-- ``search (now)``: the search as it runs, embedding its query on the traced single-text
-  path (graph/embeddings.py).
+- ``before``: ``SentenceTransformer.encode`` on the query, then the search with every
+  vector of the tenant scored exactly (what search did before both changes);
+- ``traced query``: the traced single-text path (graph/embeddings.py), exact vectors;
+- ``now``: the traced query and, on the embedded store, the sign-bit prefilter past
+  ``EXACT_UP_TO`` rows (graph/stores/sqlite/vectors.py). On Neo4j the vector index
+  ranks, so ``now`` and ``traced query`` are the same there and only ``now`` is run.
 
-Each question runs through every variant in turn (the order rotating per question), so
-both see the same machine load; figures are p50/p95 over ``--rounds`` passes of the
-questions of bench/search_latency.py, with each variant's ratio to the first. Needs the
-tenant that search_latency.py loads (``--load-only`` first):
+Each question runs through every variant in turn (the order rotating per question);
+figures are p50/p95 over ``--rounds`` passes of the questions of bench/search_latency.py,
+with each variant's ratio to ``before``. Needs the tenant that search_latency.py loads
+(``--load-only`` first):
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/query_embedding.py --facts 100000 [--store URL]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/search_interleaved.py --facts 100000 [--store URL]
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from search_latency import QUESTIONS, percentiles  # noqa: E402
 from graph.embeddings import SentenceEmbedder, Vectors  # noqa: E402
 from graph.retrieval import Retriever, SearchableStore  # noqa: E402
 from graph.stores import open_store  # noqa: E402
+from graph.stores.sqlite import vectors  # noqa: E402
 
 
 class Prepaid:
@@ -71,20 +75,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.collect()
     gc.freeze()
     prepaid = Prepaid(traced.name, traced.dim)
-    before = Retriever(store, embedder=prepaid)
+    prepaid_search = Retriever(store, embedder=prepaid)
     now = Retriever(store, embedder=traced)
 
-    def sequential(embedder: SentenceEmbedder) -> Callable[[str], object]:
-        def run(q: str) -> object:
-            prepaid.next = embedder.encode([q])
-            return before.search(tenant_id=tenant, query=q)
+    exact_up_to = vectors.EXACT_UP_TO
 
-        return run
+    def before_(q: str) -> object:
+        vectors.EXACT_UP_TO = 1 << 62
+        try:
+            prepaid.next = plain.encode([q])
+            return prepaid_search.search(tenant_id=tenant, query=q)
+        finally:
+            vectors.EXACT_UP_TO = exact_up_to
 
-    variants: dict[str, Callable[[str], object]] = {
-        "encode, then search": sequential(plain),
-        "search (now)": lambda q: now.search(tenant_id=tenant, query=q),
-    }
+    def traced_exact(q: str) -> object:
+        vectors.EXACT_UP_TO = 1 << 62
+        try:
+            return now.search(tenant_id=tenant, query=q)
+        finally:
+            vectors.EXACT_UP_TO = exact_up_to
+
+    variants: dict[str, Callable[[str], object]] = {"before": before_}
+    if store.url.startswith("sqlite"):
+        variants["traced query"] = traced_exact
+    variants["now"] = lambda q: now.search(tenant_id=tenant, query=q)
     rng = random.Random(11)
     people = args.facts // 10
     queries = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(args.queries)]
@@ -101,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 s = time.perf_counter()
                 variants[name](q)
                 samples[name].append(time.perf_counter() - s)
-    print(f"load average {os.getloadavg()[0]:.1f} at end\n")
+    print(f"load average {os.getloadavg()[0]:.1f} at end, {args.rounds} x {len(queries)} each\n")
     base50, base95 = percentiles(samples[names[0]])
     print("| variant | p50 ms | p95 ms | p50 / first | p95 / first |")
     print("|---|---|---|---|---|")
