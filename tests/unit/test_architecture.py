@@ -220,6 +220,18 @@ def test_every_package_is_packaged() -> None:
     the wheel (and the Docker image) while every test from the source tree passes."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     listed = set(config["tool"]["setuptools"]["packages"])
-    found = {module_name(p.parent / "__init__.py", ROOT) for pkg in PACKAGES
-             for p in (ROOT / pkg).rglob("__init__.py")}
-    assert listed == found
+    found = {
+        module_name(p.parent / "__init__.py", ROOT)
+        for pkg in PACKAGES
+        for p in (ROOT / pkg).rglob("__init__.py")
+    }
+    # folders of static files are listed too (setuptools warns about unlisted ones);
+    # they hold no Python
+    static = {name for name in listed if name.startswith("api.ui.static")}
+    assert static == {
+        ".".join(d.relative_to(ROOT).parts)
+        for d in [ROOT / "api/ui/static", *(ROOT / "api/ui/static").rglob("*")]
+        if d.is_dir() and d.name.isidentifier()
+    }
+    assert not list((ROOT / "api/ui/static").rglob("*.py"))
+    assert listed - static == found
