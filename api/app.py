@@ -51,6 +51,8 @@ provenance. Every data path is under `/v1/tenants/{tenant}`; send
 
 
 MCP_PATH = "/mcp"
+
+
 def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
     for name, value in headers:
         if name == b"content-type":
@@ -68,9 +70,7 @@ class RequestBodyMiddleware:
     (:func:`json_body_problem`). A refused request writes nothing.
     """
 
-    def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, exempt: tuple[str, ...] = ()
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, exempt: tuple[str, ...] = ()) -> None:
         self.app = app
         self.limit = max_body_bytes
         self.exempt = exempt  # paths that check their bodies themselves (/mcp)

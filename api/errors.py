@@ -122,9 +122,7 @@ def error_problem(
         detail = error.detail
         # Context names what clashed; it never overrides the problem's own members.
         reserved = {"type", "slug", "title", "status", "detail", "instance", "headers"}
-        members.update(
-            {k: _json_safe(v) for k, v in error.context.items() if k not in reserved}
-        )
+        members.update({k: _json_safe(v) for k, v in error.context.items() if k not in reserved})
     elif isinstance(error, StoreUnavailableError):
         wait = error.retry_after if error.retry_after is not None else retry_after
         headers["Retry-After"] = str(max(1, int(wait)))

@@ -102,6 +102,7 @@ class Metrics:
             buckets=LLM_LATENCY_BUCKETS,
             registry=self.tenant_registry,
         )
+
     def watch_index(self, lag: Callable[[], Mapping[str, KindLag]]) -> None:
         """Report the index lag (per kind, over all tenants) at each scrape."""
         self.registry.register(_IndexLagCollector(lag))

@@ -329,8 +329,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             clean, right, stale, n = tally[method][when]
             print(f"| {method} | {when} | {clean / n:.3f} | {right / n:.3f} | {stale / n:.3f} |")
     n_q = sum(r[3] for r in tally["sgam"].values())
-    print("sgam answered from exact state (resolved subject and predicate): "
-          + ", ".join(f"{w} {exact[w] / tally['sgam'][w][3]:.3f}" for w in ("now", "as_of")))
+    print(
+        "sgam answered from exact state (resolved subject and predicate): "
+        + ", ".join(f"{w} {exact[w] / tally['sgam'][w][3]:.3f}" for w in ("now", "as_of"))
+    )
     print(
         f"questions: {n_q}; seconds per question: plain {timings['plain'] / n_q:.3f}, "
         f"sgam context {timings['sgam'] / n_q:.3f}"

@@ -97,8 +97,11 @@ def main() -> int:
         return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] * 1000
 
     print(f"{args.queries} searches, {args.rounds} rounds; client ms")
-    print("| query | runs | " + " | ".join(f"{s} p50 / p95" for s in sides)
-          + (" | ratio p50 / p95 |" if len(sides) > 1 else " |"))
+    print(
+        "| query | runs | "
+        + " | ".join(f"{s} p50 / p95" for s in sides)
+        + (" | ratio p50 / p95 |" if len(sides) > 1 else " |")
+    )
     print("|---" * (2 + len(sides) + (len(sides) > 1)) + "|")
     for name in GATHERED:
         rows = [times.get((name, s), []) for s in sides]

@@ -55,8 +55,16 @@ from graph.retrieval.text import terms  # noqa: E402
 from graph.service import MemoryService  # noqa: E402
 from graph.stores import open_store  # noqa: E402
 
-LITERALS = ["lives_in", "employer_city", "phone_number", "favourite_food", "car",
-            "passport_deadline", "shoe_size", "team"]
+LITERALS = [
+    "lives_in",
+    "employer_city",
+    "phone_number",
+    "favourite_food",
+    "car",
+    "passport_deadline",
+    "shoe_size",
+    "team",
+]
 CITIES = ["Lisbon", "Porto", "Madrid", "Berlin", "Vienna", "Prague", "Oslo", "Dublin"]
 FOODS = ["sushi", "lasagne", "falafel", "ramen", "paella", "tacos", "curry", "pierogi"]
 CARS = ["Volvo", "Toyota", "Tesla", "Renault", "Skoda", "Fiat", "Kia", "Mazda"]
@@ -103,19 +111,47 @@ def build(service: MemoryService, tenant: str, facts: int, seed: int = 3) -> Non
         pid = f"person-{p}"
         ep = f"ep-{p}"
         at = START + timedelta(days=p % 365, minutes=p)
-        service.add_episode(tenant_id=tenant, body=EpisodeCreate(
-            episode_id=ep, occurred_at=at,
-            content=f"Notes about person {p}: met at the conference, works in sales."))
+        service.add_episode(
+            tenant_id=tenant,
+            body=EpisodeCreate(
+                episode_id=ep,
+                occurred_at=at,
+                content=f"Notes about person {p}: met at the conference, works in sales.",
+            ),
+        )
         for predicate in LITERALS:
-            batch.append(MemoryDelta(subject=pid, subject_type="Person", predicate=predicate,
-                                     value=literal(rng, predicate, p), valid_from=at,  # type: ignore[arg-type]
-                                     source_episode_id=ep))
-        batch.append(MemoryDelta(subject=pid, subject_type="Person", predicate="knows",
-                                 object=f"person-{rng.randrange(people)}", object_type="Person",
-                                 valid_from=at, source_episode_id=ep))
-        batch.append(MemoryDelta(subject=pid, subject_type="Person", predicate="works_at",
-                                 object=f"company-{rng.randrange(companies)}",
-                                 object_type="Company", valid_from=at, source_episode_id=ep))
+            batch.append(
+                MemoryDelta(
+                    subject=pid,
+                    subject_type="Person",
+                    predicate=predicate,
+                    value=literal(rng, predicate, p),
+                    valid_from=at,  # type: ignore[arg-type]
+                    source_episode_id=ep,
+                )
+            )
+        batch.append(
+            MemoryDelta(
+                subject=pid,
+                subject_type="Person",
+                predicate="knows",
+                object=f"person-{rng.randrange(people)}",
+                object_type="Person",
+                valid_from=at,
+                source_episode_id=ep,
+            )
+        )
+        batch.append(
+            MemoryDelta(
+                subject=pid,
+                subject_type="Person",
+                predicate="works_at",
+                object=f"company-{rng.randrange(companies)}",
+                object_type="Company",
+                valid_from=at,
+                source_episode_id=ep,
+            )
+        )
         if len(batch) >= 500:
             flush()
         if p % 10_000 == 9_999:
@@ -125,17 +161,28 @@ def build(service: MemoryService, tenant: str, facts: int, seed: int = 3) -> Non
     for p in range(0, people, 5):
         at = START + timedelta(days=400 + p % 300)
         ep = f"upd-{p}"
-        service.add_episode(tenant_id=tenant, body=EpisodeCreate(
-            episode_id=ep, occurred_at=at, content=f"person {p} moved house."))
-        batch.append(MemoryDelta(subject=f"person-{p}", predicate="lives_in",
-                                 value=rng.choice(CITIES) + " Nord", valid_from=at,
-                                 source_episode_id=ep))
+        service.add_episode(
+            tenant_id=tenant,
+            body=EpisodeCreate(episode_id=ep, occurred_at=at, content=f"person {p} moved house."),
+        )
+        batch.append(
+            MemoryDelta(
+                subject=f"person-{p}",
+                predicate="lives_in",
+                value=rng.choice(CITIES) + " Nord",
+                valid_from=at,
+                source_episode_id=ep,
+            )
+        )
         if len(batch) >= 500:
             flush()
     flush()
     took = time.perf_counter() - t0
-    print(f"wrote {facts} facts for {people} people in {took:.0f}s ({facts / took:.0f} facts/s, "
-          f"episodes included)", flush=True)
+    print(
+        f"wrote {facts} facts for {people} people in {took:.0f}s ({facts / took:.0f} facts/s, "
+        f"episodes included)",
+        flush=True,
+    )
 
 
 class SyntheticEmbedder:
@@ -220,10 +267,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--lookups", type=int, default=500, help="single-timeline lookups a run")
-    ap.add_argument("--synthetic-vectors", action="store_true",
-                    help="index pseudo-random vectors instead of running the model")
-    ap.add_argument("--server-pid", type=int, default=None,
-                    help="the Neo4j server's pid, to report its peak RSS")
+    ap.add_argument(
+        "--synthetic-vectors",
+        action="store_true",
+        help="index pseudo-random vectors instead of running the model",
+    )
+    ap.add_argument(
+        "--server-pid",
+        type=int,
+        default=None,
+        help="the Neo4j server's pid, to report its peak RSS",
+    )
     ap.add_argument("--load-only", action="store_true", help="write and index, then stop")
     ap.add_argument("--no-depths", action="store_true", help="skip expansion depths 0, 2, 3")
     args = ap.parse_args(argv)
@@ -280,23 +334,55 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     w = retriever.window
     rows: list[tuple[str, float, float]] = []
-    rows.append(("search (full pipeline, depth 1)", *run(
-        lambda q: retriever.search(tenant_id=tenant, query=q))))
-    cached = Retriever(store, embedder=CachedQueries(embedder))
-    rows.append(("search, query embedding cached", *run(
-        lambda q: cached.search(tenant_id=tenant, query=q))))
-    for depth in () if args.no_depths else (0, 2, 3):
-        rows.append((f"search, expansion depth {depth}", *run(
-            lambda q, d=depth: retriever.search(tenant_id=tenant, query=q, depth=d))))
-    rows.append(("fulltext only (3 kinds)", *run(lambda q: [
-        store.search.fulltext(
-            tenant_id=tenant, kind=k, terms=terms(q), window=w(), limit=50
+    rows.append(
+        (
+            "search (full pipeline, depth 1)",
+            *run(lambda q: retriever.search(tenant_id=tenant, query=q)),
         )
-        for k in ItemKind])))
+    )
+    cached = Retriever(store, embedder=CachedQueries(embedder))
+    rows.append(
+        ("search, query embedding cached", *run(lambda q: cached.search(tenant_id=tenant, query=q)))
+    )
+    for depth in () if args.no_depths else (0, 2, 3):
+        rows.append(
+            (
+                f"search, expansion depth {depth}",
+                *run(lambda q, d=depth: retriever.search(tenant_id=tenant, query=q, depth=d)),
+            )
+        )
+    rows.append(
+        (
+            "fulltext only (3 kinds)",
+            *run(
+                lambda q: [
+                    store.search.fulltext(
+                        tenant_id=tenant, kind=k, terms=terms(q), window=w(), limit=50
+                    )
+                    for k in ItemKind
+                ]
+            ),
+        )
+    )
     vec = embedder.encode([queries[0]])[0]
-    rows.append(("vector only (3 kinds, query embedded once)", *run(lambda q: [
-        store.search.vector_search(tenant_id=tenant, kind=k, vector=vec, model=embedder.name,
-                            window=w(), limit=50) for k in ItemKind])))
+    rows.append(
+        (
+            "vector only (3 kinds, query embedded once)",
+            *run(
+                lambda q: [
+                    store.search.vector_search(
+                        tenant_id=tenant,
+                        kind=k,
+                        vector=vec,
+                        model=embedder.name,
+                        window=w(),
+                        limit=50,
+                    )
+                    for k in ItemKind
+                ]
+            ),
+        )
+    )
     rows.append(("query embedding", *run(lambda q: embedder.encode([q]))))
     print("| operation | p50 ms | p95 ms |")
     print("|---|---|---|")
@@ -309,8 +395,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def lookup() -> object:
         p = rng.randrange(people)
-        return service.facts(tenant_id=tenant, subject=f"person-{p}",
-                             predicate=LITERALS[p % len(LITERALS)], as_of=now)
+        return service.facts(
+            tenant_id=tenant,
+            subject=f"person-{p}",
+            predicate=LITERALS[p % len(LITERALS)],
+            as_of=now,
+        )
 
     assert len(service.facts(tenant_id=tenant, subject="person-1", predicate="car")) == 1
     lrows: list[tuple[str, float, float]] = []
@@ -326,15 +416,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|")
     for name, a, b in lrows:
         print(f"| {name} | {a:.2f} | {b:.2f} |")
-    print(f"load average {os.getloadavg()[0]:.1f}; peak RSS: this process "
-          f"{peak_rss_mib():.0f} MiB", end="")
+    print(
+        f"load average {os.getloadavg()[0]:.1f}; peak RSS: this process {peak_rss_mib():.0f} MiB",
+        end="",
+    )
     if args.server_pid:
         print(f", Neo4j server {peak_rss_mib(args.server_pid):.0f} MiB", end="")
     print(flush=True)
     texts = [f"person {i} lives in {CITIES[i % 8]} and drives a {CARS[i % 8]}" for i in range(2000)]
     rates = [len(texts) / s for s in timed(lambda: embedder.encode(texts), 3)]
-    print(f"embedding throughput: {statistics.median(rates):.0f} fact sentences/s "
-          f"(batch 64, CPU)")
+    print(f"embedding throughput: {statistics.median(rates):.0f} fact sentences/s (batch 64, CPU)")
     store.close()
     return 0
 

@@ -82,6 +82,8 @@ def reserved_type_problem(name: str, *, declared: bool = False) -> str | None:
             f" {DEFAULT_ENTITY_TYPE!r} is the generic type every entity has)"
         )
     return None
+
+
 DEFAULT_MEMORY_TYPE = "semantic"
 DEFAULT_RETENTION = "keep"
 

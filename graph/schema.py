@@ -221,6 +221,7 @@ def reserved_type_errors(schema: MemorySchema) -> list[ItemError]:
                 errs.append(ItemError(reason=why, field=f"predicates.{i}.{field}"))
     return errs
 
+
 _PARSED: OrderedDict[bytes, MemorySchema] = OrderedDict()
 _PARSED_MAX = 64
 _parsed_lock = threading.Lock()

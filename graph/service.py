@@ -473,8 +473,14 @@ def _recorded_before(
     if not keys:
         return False
     said = {
-        (a.claim.subject, a.claim.predicate, canonical_value(a.claim.value), a.claim.object,
-         a.valid_from, a.valid_to)
+        (
+            a.claim.subject,
+            a.claim.predicate,
+            canonical_value(a.claim.value),
+            a.claim.object,
+            a.valid_from,
+            a.valid_to,
+        )
         for rows in tx.assertions(tenant_id=tenant_id, keys=keys).values()
         for a in rows
         if a.kind == "assert" and a.claim is not None and a.source_episode_id == episode_id

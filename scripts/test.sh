@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 BIN=.venv/bin
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-echo "== ruff"; $BIN/ruff check .
+echo "== ruff"; $BIN/ruff check . && $BIN/ruff format --check .
 echo "== mypy"; $BIN/mypy
 echo "== import contracts"; $BIN/lint-imports --no-cache
 

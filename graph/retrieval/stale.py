@@ -87,9 +87,7 @@ def stale_episodes(
     around = store.facts_sourced_by(tenant_id=tenant_id, episode_ids=ids, known_at=window.known_at)
     sourced = [f for f in around if wanted.intersection(f.sources)]
     current = {f.fact_id for f in sourced if valid_at(f, window.as_of)}
-    stale = {
-        src for f in sourced if f.fact_id not in current for src in f.sources if src in wanted
-    }
+    stale = {src for f in sourced if f.fact_id not in current for src in f.sources if src in wanted}
     # A single-valued timeline is all of its (subject, predicate); a many-valued one is one
     # object of it, so its pair is read in full below.
     covered = {(f.subject, f.predicate) for f in around if f.cardinality == Cardinality.ONE}

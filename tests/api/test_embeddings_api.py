@@ -20,15 +20,27 @@ ROOT = Path(__file__).resolve().parents[2]
 def _write(c: TestClient, tenant: str) -> None:
     r = c.post(
         f"/v1/tenants/{tenant}/episodes",
-        json={"episode_id": "e1", "content": "Mira's passport is due by June 30",
-              "occurred_at": "2026-01-01T00:00:00Z", "extract": "none"},
+        json={
+            "episode_id": "e1",
+            "content": "Mira's passport is due by June 30",
+            "occurred_at": "2026-01-01T00:00:00Z",
+            "extract": "none",
+        },
     )
     assert r.status_code in (200, 201), r.text
     r = c.post(
         f"/v1/tenants/{tenant}/facts",
-        json={"facts": [{"subject": "mira", "predicate": "passport_deadline",
-                         "value": "2026-06-30", "valid_from": "2026-01-01T00:00:00Z",
-                         "source_episode_id": "e1"}]},
+        json={
+            "facts": [
+                {
+                    "subject": "mira",
+                    "predicate": "passport_deadline",
+                    "value": "2026-06-30",
+                    "valid_from": "2026-01-01T00:00:00Z",
+                    "source_episode_id": "e1",
+                }
+            ]
+        },
     )
     assert r.status_code in (200, 201), r.text
 
@@ -46,8 +58,9 @@ def test_without_a_model_search_and_context_degrade(
         assert body["degraded"] == ["vector"]
         assert any(h["item"].get("value") == "2026-06-30" for h in body["results"])
 
-        r = c.post(f"/v1/tenants/{tenant}/context",
-                   json={"question": "When is mira's passport deadline?"})
+        r = c.post(
+            f"/v1/tenants/{tenant}/context", json={"question": "When is mira's passport deadline?"}
+        )
         assert r.status_code == 200, r.text
         assert [f["value"] for f in r.json()["facts"]] == ["2026-06-30"]
 

@@ -415,18 +415,15 @@ def tenant_rows(store: Store, tenant: str) -> int:
     """Everything stored under the tenant id, counted at the storage level."""
     if isinstance(store, SqliteStore):  # SQLite: every table
         tables = [
-            r[0]
-            for r in store.conn.read(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            )
+            r[0] for r in store.conn.read("SELECT name FROM sqlite_master WHERE type = 'table'")
         ]
         n = 0
         for t in tables:
             cols = [r[1] for r in store.conn.read(f"PRAGMA table_info({t})")]
             if "tenant_id" in cols:
-                n += store.conn.read(
-                    f"SELECT count(*) FROM {t} WHERE tenant_id = ?", (tenant,)
-                )[0][0]
+                n += store.conn.read(f"SELECT count(*) FROM {t} WHERE tenant_id = ?", (tenant,))[0][
+                    0
+                ]
         return int(n)
     driver = store.conn.driver  # type: ignore[attr-defined]
     nodes = driver.execute_query("MATCH (n {tenant_id: $t}) RETURN count(n) AS n", {"t": tenant})

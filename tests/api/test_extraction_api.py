@@ -165,6 +165,7 @@ def test_another_tenant_sees_nothing(
 
 # -- the episodes route with an extractor configured ----------------------------------
 
+
 def test_done_when_post_episode_sync_returns_the_fact_after_one_model_call(
     make_app: AppFactory, tenant: str, llm: LoopbackLLM
 ) -> None:

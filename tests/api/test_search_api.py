@@ -82,9 +82,19 @@ def test_search_answers_the_contract_shape_with_the_current_value(
     assert [(f["item"]["value"], f["source_episode_ids"]) for f in facts] == [
         ("2026-06-30", ["e2"])
     ]
-    assert {"fact_id", "subject", "predicate", "valid_from", "valid_to", "recorded_at",
-            "source_episode_id", "supersedes", "confidence", "memory_type",
-            "schema_version"} <= set(facts[0]["item"])
+    assert {
+        "fact_id",
+        "subject",
+        "predicate",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "source_episode_id",
+        "supersedes",
+        "confidence",
+        "memory_type",
+        "schema_version",
+    } <= set(facts[0]["item"])
     for old in OLD_VALUES:
         assert old not in r.text
 
@@ -93,8 +103,12 @@ def test_search_scopes_limit_and_as_of(api: TestClient, tenant: str) -> None:
     seed_mira(api, tenant)
     r = api.post(
         f"/v1/tenants/{tenant}/search",
-        json={"query": "Mira passport deadline", "scopes": ["facts"], "limit": 1,
-              "as_of": "2026-05-31T00:00:00Z"},
+        json={
+            "query": "Mira passport deadline",
+            "scopes": ["facts"],
+            "limit": 1,
+            "as_of": "2026-05-31T00:00:00Z",
+        },
     )
     assert r.status_code == 200, r.text
     results = r.json()["results"]
@@ -118,8 +132,9 @@ def test_context_now_and_as_of(api: TestClient, tenant: str) -> None:
     assert "source: e2" in body["text"]
     for old in OLD_VALUES:
         assert old not in now.text
-    then = api.post(f"/v1/tenants/{tenant}/context",
-                    json={**q, "as_of": "2026-06-02T00:00:00Z", "max_facts": 5})
+    then = api.post(
+        f"/v1/tenants/{tenant}/context", json={**q, "as_of": "2026-06-02T00:00:00Z", "max_facts": 5}
+    )
     assert then.status_code == 200, then.text
     assert [f["value"] for f in then.json()["facts"]] == ["2026-07-15"]
     assert "2026-07-15" in then.json()["text"]
@@ -159,12 +174,17 @@ def test_a_foreign_tenant_is_not_found(
         seed = c.post(
             f"/v1/tenants/{other_tenant}/episodes",
             headers={"Authorization": "Bearer k-b"},
-            json={"episode_id": "secret", "content": "Mira passport",
-                  "occurred_at": "2026-06-01T00:00:00Z"},
+            json={
+                "episode_id": "secret",
+                "content": "Mira passport",
+                "occurred_at": "2026-06-01T00:00:00Z",
+            },
         )
         assert seed.status_code == 201, seed.text
-        for path, body in (("search", {"query": "Mira passport"}),
-                           ("context", {"question": "Mira passport?"})):
+        for path, body in (
+            ("search", {"query": "Mira passport"}),
+            ("context", {"question": "Mira passport?"}),
+        ):
             problem(c.post(f"/v1/tenants/{other_tenant}/{path}", headers=mine, json=body), 404)
             own = c.post(f"/v1/tenants/{tenant}/{path}", headers=mine, json=body)
             assert own.status_code == 200, own.text

@@ -74,9 +74,7 @@ def test_a_word_among_operators_is_still_found(api: TestClient, tenant: str) -> 
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
-def test_an_empty_query_is_a_422_naming_the_field(
-    api: TestClient, tenant: str, query: str
-) -> None:
+def test_an_empty_query_is_a_422_naming_the_field(api: TestClient, tenant: str, query: str) -> None:
     body = problem(api.post(f"/v1/tenants/{tenant}/search", json={"query": query}), 422)
     assert "query" in json.dumps(body)
 

@@ -169,15 +169,23 @@ def test_a_write_is_searchable_at_once(
 ) -> None:
     service.add_episode(
         tenant_id=tenant,
-        body=EpisodeCreate(episode_id="e1", content="Boris moved to Lisbon.", occurred_at=d(
-            "2026-03-01T00:00:00Z")),
+        body=EpisodeCreate(
+            episode_id="e1", content="Boris moved to Lisbon.", occurred_at=d("2026-03-01T00:00:00Z")
+        ),
     )
     first = retriever.search(tenant_id=tenant, query="Where does Boris live?")
     assert [r.item.episode_id for r in first if r.kind == ItemKind.EPISODE] == ["e1"]  # type: ignore[union-attr]
     service.write_facts(
         tenant_id=tenant,
-        deltas=[MemoryDelta(subject="boris", subject_type="Person", predicate="lives_in",
-                            value="Lisbon", source_episode_id="e1")],
+        deltas=[
+            MemoryDelta(
+                subject="boris",
+                subject_type="Person",
+                predicate="lives_in",
+                value="Lisbon",
+                source_episode_id="e1",
+            )
+        ],
     )
     second = retriever.search(tenant_id=tenant, query="Where does Boris live?")
     assert fact_values(second) == ["Lisbon"]
@@ -197,17 +205,22 @@ def test_a_retracted_fact_is_not_returned(
 ) -> None:
     service.add_episode(
         tenant_id=tenant,
-        body=EpisodeCreate(episode_id="e1", content="Ana likes jazz.", occurred_at=d(
-            "2026-01-01T00:00:00Z")),
+        body=EpisodeCreate(
+            episode_id="e1", content="Ana likes jazz.", occurred_at=d("2026-01-01T00:00:00Z")
+        ),
     )
     written = service.write_facts(
         tenant_id=tenant,
-        deltas=[MemoryDelta(subject="ana", predicate="favourite_music", value="jazz",
-                            source_episode_id="e1")],
+        deltas=[
+            MemoryDelta(
+                subject="ana", predicate="favourite_music", value="jazz", source_episode_id="e1"
+            )
+        ],
     )
     assert fact_values(retriever.search(tenant_id=tenant, query="ana favourite music")) == ["jazz"]
-    service.retract(tenant_id=tenant, fact_id=written.facts[0].fact_id,
-                    valid_to=d("2026-02-01T00:00:00Z"))
+    service.retract(
+        tenant_id=tenant, fact_id=written.facts[0].fact_id, valid_to=d("2026-02-01T00:00:00Z")
+    )
     after = retriever.search(tenant_id=tenant, query="ana favourite music")
     assert fact_values(after) == []
     assert "jazz" not in dump(after)  # nor the episode that states it
@@ -221,8 +234,11 @@ def test_tenants_never_see_each_other(
         run_mira(service, other)
         service.add_episode(
             tenant_id=tenant,
-            body=EpisodeCreate(episode_id="mine", content="Nothing about passports here.",
-                               occurred_at=d("2026-06-01T00:00:00Z")),
+            body=EpisodeCreate(
+                episode_id="mine",
+                content="Nothing about passports here.",
+                occurred_at=d("2026-06-01T00:00:00Z"),
+            ),
         )
         results = retriever.search(tenant_id=tenant, query="Mira passport deadline")
         assert {r.item.tenant_id for r in results} == {tenant}
@@ -247,25 +263,46 @@ def accounts(service: MemoryService, tenant: str) -> MemoryService:
     service.write_facts(
         tenant_id=tenant,
         deltas=[
-            MemoryDelta(subject="cust-7", subject_type="Customer", predicate="holds_account",
-                        object="acct-1", object_type="Account", valid_from=at,
-                        source_episode_id="crm"),
-            MemoryDelta(subject="cust-7", subject_type="Customer", predicate="holds_account",
-                        object="acct-2", object_type="Account", valid_from=at,
-                        valid_to=d("2026-02-01T00:00:00Z"), source_episode_id="crm"),
-            MemoryDelta(subject="acct-1", predicate="account_status", value="frozen",
-                        valid_from=at, source_episode_id="crm"),
-            MemoryDelta(subject="acct-2", predicate="account_status", value="overdrawn",
-                        valid_from=at, source_episode_id="crm"),
+            MemoryDelta(
+                subject="cust-7",
+                subject_type="Customer",
+                predicate="holds_account",
+                object="acct-1",
+                object_type="Account",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="cust-7",
+                subject_type="Customer",
+                predicate="holds_account",
+                object="acct-2",
+                object_type="Account",
+                valid_from=at,
+                valid_to=d("2026-02-01T00:00:00Z"),
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="acct-1",
+                predicate="account_status",
+                value="frozen",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="acct-2",
+                predicate="account_status",
+                value="overdrawn",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
         ],
     )
     return service
 
 
 @pytest.mark.usefixtures("accounts")
-def test_expansion_follows_relations_valid_in_the_window(
-    retriever: Retriever, tenant: str
-) -> None:
+def test_expansion_follows_relations_valid_in_the_window(retriever: Retriever, tenant: str) -> None:
     # The query names the customer; "frozen" is said of acct-1, reached over holds_account
     # (valid now). acct-2's holds_account ended in February: its status is not reached now,
     # though it was in January.
@@ -287,8 +324,9 @@ def test_expansion_follows_relations_valid_in_the_window(
             for f in sub.facts.values()
             if f.subject == "cust-7" and f.predicate == "holds_account"
         }
-        ranked = retriever.search(tenant_id=tenant, query="cust-7", scopes=[ItemKind.FACT],
-                                  as_of=as_of)
+        ranked = retriever.search(
+            tenant_id=tenant, query="cust-7", scopes=[ItemKind.FACT], as_of=as_of
+        )
         return values, held, fact_values(ranked)
 
     now_values, now_held, now_ranked = reached(None)
@@ -303,13 +341,17 @@ def test_expansion_follows_relations_valid_in_the_window(
 @pytest.mark.usefixtures("accounts")
 def test_filters_and_scopes(retriever: Retriever, tenant: str) -> None:
     only_status = retriever.search(
-        tenant_id=tenant, query="cust-7 account", scopes=[ItemKind.FACT],
+        tenant_id=tenant,
+        query="cust-7 account",
+        scopes=[ItemKind.FACT],
         filters=SearchFilters(predicates=["account_status"]),
     )
     assert only_status
     assert {r.item.predicate for r in only_status} == {"account_status"}  # type: ignore[union-attr]
     entities = retriever.search(
-        tenant_id=tenant, query="cust-7", scopes=[ItemKind.ENTITY],
+        tenant_id=tenant,
+        query="cust-7",
+        scopes=[ItemKind.ENTITY],
         filters=SearchFilters(entity_types=["Customer"]),
     )
     assert [(r.kind, r.item.entity_id) for r in entities] == [(ItemKind.ENTITY, "cust-7")]  # type: ignore[union-attr]
@@ -330,15 +372,17 @@ def test_session_context_brings_the_answer_beside_its_question(
     for i, text in enumerate(turns):
         service.add_episode(
             tenant_id=tenant,
-            body=EpisodeCreate(episode_id=f"t{i}", content=text, occurred_at=at,
-                               session_id="s1"),
+            body=EpisodeCreate(episode_id=f"t{i}", content=text, occurred_at=at, session_id="s1"),
         )
     store = retriever.store
     pairs = store.search.session_neighbors(
         tenant_id=tenant, episode_ids=["t2"], known_at=utcnow(), radius=2
     )
     assert sorted(pairs, key=lambda p: p[2]) == [
-        ("t2", "t0", -2), ("t2", "t1", -1), ("t2", "t3", 1), ("t2", "t4", 2)
+        ("t2", "t0", -2),
+        ("t2", "t1", -1),
+        ("t2", "t3", 1),
+        ("t2", "t4", 2),
     ]
     results = retriever.search(
         tenant_id=tenant, query="flights to Porto", scopes=[ItemKind.EPISODE], limit=2

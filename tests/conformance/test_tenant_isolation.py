@@ -60,8 +60,13 @@ def early(store: Store, tenant: str) -> Iterator[str]:
 
 def delta(subject: str, predicate: str, ep: str, at: datetime, **kw: Any) -> MemoryDelta:
     return MemoryDelta.model_validate(
-        {"subject": subject, "predicate": predicate, "source_episode_id": ep,
-         "valid_from": at, **kw}
+        {
+            "subject": subject,
+            "predicate": predicate,
+            "source_episode_id": ep,
+            "valid_from": at,
+            **kw,
+        }
     )
 
 
@@ -93,11 +98,20 @@ def snapshot(svc: MemoryService, tenant: str) -> list[Any]:
     """Everything of a tenant a read can show, at every valid time."""
     out: list[Any] = []
     for p in ("status", "city", "nickname", "holds_account", "knows"):
-        out.append([
-            (f.fact_id, f.value, f.object, f.valid_from, f.valid_to, f.source_episode_id,
-             f.retired_at)
-            for f in svc.history(tenant_id=tenant, subject="mira", predicate=p)
-        ])
+        out.append(
+            [
+                (
+                    f.fact_id,
+                    f.value,
+                    f.object,
+                    f.valid_from,
+                    f.valid_to,
+                    f.source_episode_id,
+                    f.retired_at,
+                )
+                for f in svc.history(tenant_id=tenant, subject="mira", predicate=p)
+            ]
+        )
     for eid in ("e1", "e2"):
         try:
             ep = svc.get_episode(tenant_id=tenant, episode_id=eid)
@@ -111,8 +125,9 @@ def values(facts: list[Any]) -> list[Any]:
     return sorted(str(f.value if f.value is not None else f.object) for f in facts)
 
 
-def test_reads_answer_only_the_tenant_s_own_rows(service: MemoryService, tenant: str,
-                                                  twin: str) -> None:
+def test_reads_answer_only_the_tenant_s_own_rows(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
     seed(service, twin, "b", extra=True)
     seed(service, tenant, "a")
     for x, tag in ((tenant, "a"), (twin, "b")):
@@ -121,15 +136,13 @@ def test_reads_answer_only_the_tenant_s_own_rows(service: MemoryService, tenant:
             own.append("b-only")
         assert values(service.facts(tenant_id=x, subject="mira", as_of=t(1))) == sorted(own)
         assert values(service.facts(tenant_id=x, predicate="status")) == [f"{tag}-silver"]
-        assert values(service.facts(tenant_id=x, predicate="status", as_of=t(1))) == [
-            f"{tag}-gold"
-        ]
+        assert values(service.facts(tenant_id=x, predicate="status", as_of=t(1))) == [f"{tag}-gold"]
         assert values(service.facts(tenant_id=x, object="acct")) == ["acct"]
         assert len(service.facts(tenant_id=x)) == len(own)  # the whole tenant
-        assert [(f.value, f.valid_from, f.valid_to, f.source_episode_id) for f in
-                service.history(tenant_id=x, subject="mira", predicate="status")] == [
-            (f"{tag}-gold", t(0), LATER, "e1"), (f"{tag}-silver", LATER, None, "e2")
-        ]
+        assert [
+            (f.value, f.valid_from, f.valid_to, f.source_episode_id)
+            for f in service.history(tenant_id=x, subject="mira", predicate="status")
+        ] == [(f"{tag}-gold", t(0), LATER, "e1"), (f"{tag}-silver", LATER, None, "e2")]
         assert values(service.episode_facts(tenant_id=x, episode_id="e1")) == sorted(own)
         names, _ = service.predicates(tenant_id=x, subject="mira")
         expected = ["city", "holds_account", "nickname", "status"]
@@ -139,16 +152,18 @@ def test_reads_answer_only_the_tenant_s_own_rows(service: MemoryService, tenant:
         assert values(facts) == sorted(own)
         _, incoming = service.entity(tenant_id=x, entity_id="acct", as_of=t(1))
         assert [(f.subject, f.tenant_id) for f in incoming] == [("mira", x)]
-        hood = service.neighbors(tenant_id=x, entity_id="mira", as_of=t(1),
-                                 direction=Direction.BOTH, depth=2)
+        hood = service.neighbors(
+            tenant_id=x, entity_id="mira", as_of=t(1), direction=Direction.BOTH, depth=2
+        )
         dumped = hood.model_dump_json()
         assert ("b-only" in dumped) == (x == twin)
         assert (tenant in dumped, twin in dumped) == (x == tenant, x == twin)
         assert service.get_episode(tenant_id=x, episode_id="e1").content == f"{tag} says hello"
 
 
-def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant: str,
-                                                 twin: str) -> None:
+def test_writes_touch_only_the_tenant_s_own_rows(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
     seed(service, twin, "b")
     seed(service, tenant, "a")
     before = snapshot(service, twin)
@@ -159,10 +174,13 @@ def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant:
         service.retract(tenant_id=twin, fact_id=a_city.fact_id, valid_to=t(5))
     service.retract(tenant_id=tenant, fact_id=a_city.fact_id, valid_to=t(5))
     # A later value, and the same statement restated, on timelines the twin shares.
-    service.write_facts(tenant_id=tenant, deltas=[
-        delta("mira", "status", "e2", t(3), value="a-platinum"),
-        delta("mira", "nickname", "e1", t(0), value="a-nick"),
-    ])
+    service.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            delta("mira", "status", "e2", t(3), value="a-platinum"),
+            delta("mira", "nickname", "e1", t(0), value="a-nick"),
+        ],
+    )
     service.put_schema(tenant_id=twin, schema=MemorySchema())
     service.put_schema(tenant_id=twin, schema=MemorySchema())
     assert service.put_schema(tenant_id=tenant, schema=MemorySchema()).version == 1
@@ -170,10 +188,10 @@ def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant:
     assert service.schema(tenant_id=twin).version == 2
     # Deleting A's e2 repairs A's timeline only.
     service.delete_episode(tenant_id=tenant, episode_id="e2")
-    assert [(f.value, f.valid_to) for f in
-            service.history(tenant_id=tenant, subject="mira", predicate="status")] == [
-        ("a-gold", None)
-    ]
+    assert [
+        (f.value, f.valid_to)
+        for f in service.history(tenant_id=tenant, subject="mira", predicate="status")
+    ] == [("a-gold", None)]
     assert service.facts(tenant_id=twin, subject="mira", predicate="city")[0] == b_city
     assert snapshot(service, twin) == before
     service.store.purge_tenant(tenant_id=tenant)
@@ -185,10 +203,10 @@ def test_writes_touch_only_the_tenant_s_own_rows(service: MemoryService, tenant:
     assert index is not None
     assert index.mentions_of(tenant_id=twin, episode_ids=["e2"]) == [("e2", "mira")]
     service.delete_episode(tenant_id=twin, episode_id="e1")
-    assert [(f.value, f.valid_from, f.valid_to) for f in
-            service.history(tenant_id=twin, subject="mira", predicate="status")] == [
-        ("b-silver", LATER, None)
-    ]
+    assert [
+        (f.value, f.valid_from, f.valid_to)
+        for f in service.history(tenant_id=twin, subject="mira", predicate="status")
+    ] == [("b-silver", LATER, None)]
 
 
 # Queued for a time no other worker reaches: workers of other tests share the test Neo4j
@@ -200,30 +218,42 @@ def pending_episode(svc: MemoryService, tenant: str, eid: str, at: datetime) -> 
     svc.add_episode(
         tenant_id=tenant, body=EpisodeCreate(episode_id=eid, content="x", occurred_at=T0)
     )
-    queued = svc.store.queue.enqueue(tenant_id=tenant, episode_id=eid, at=at,
-                                     from_statuses=["stored"], reset_attempts=True)
+    queued = svc.store.queue.enqueue(
+        tenant_id=tenant, episode_id=eid, at=at, from_statuses=["stored"], reset_attempts=True
+    )
     assert queued is not None
     assert queued.status == EpisodeStatus.PENDING
 
 
 def candidate(tenant: str, cid: str, key: str, ep: str) -> PendingCandidate:
     return PendingCandidate(
-        tenant_id=tenant, candidate_id=cid, episode_id=ep, statement_key=key,
-        reason=HoldReason.SUPPORT, created_at=utcnow(),
+        tenant_id=tenant,
+        candidate_id=cid,
+        episode_id=ep,
+        statement_key=key,
+        reason=HoldReason.SUPPORT,
+        created_at=utcnow(),
         delta=delta("mira", "status", ep, T0, value="held"),
     )
 
 
 def merge(tenant: str, cid: str) -> MergeCandidate:
     return MergeCandidate(
-        tenant_id=tenant, candidate_id=cid, entity_id=f"mira-{cid}", name="Mira",
-        entity_type="Person", existing_entity_id="mira", similarity=0.9, episode_id="e1",
+        tenant_id=tenant,
+        candidate_id=cid,
+        entity_id=f"mira-{cid}",
+        name="Mira",
+        entity_type="Person",
+        existing_entity_id="mira",
+        similarity=0.9,
+        episode_id="e1",
         created_at=utcnow(),
     )
 
 
-def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, tenant: str,
-                                                       twin: str) -> None:
+def test_the_queue_serves_each_tenant_its_own_episodes(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
     q = service.store.queue
     for x, at in ((twin, FUTURE), (tenant, FUTURE + timedelta(minutes=1))):
         for eid in ("q1", "q2", "q3"):  # the twin's are due first: a blind claim takes them
@@ -237,33 +267,60 @@ def test_the_queue_serves_each_tenant_its_own_episodes(service: MemoryService, t
     assert got.tenant_id == tenant
     first = got.episode_id
     rest = [e for e in ("q1", "q2", "q3") if e != first]
-    got2 = q.claim_episode(tenant_id=tenant, episode_id=rest[0], owner="a", now=now,
-                           lease_until=lease, from_statuses=["pending"])
+    got2 = q.claim_episode(
+        tenant_id=tenant,
+        episode_id=rest[0],
+        owner="a",
+        now=now,
+        lease_until=lease,
+        from_statuses=["pending"],
+    )
     assert got2 is not None
     assert got2.tenant_id == tenant
     # The twin claims its own copies, so that its rows are in the states A's calls look for.
     for eid in ("q1", "q2", "q3"):
-        b = q.claim_episode(tenant_id=twin, episode_id=eid, owner="b", now=now,
-                            lease_until=lease, from_statuses=["pending"])
+        b = q.claim_episode(
+            tenant_id=twin,
+            episode_id=eid,
+            owner="b",
+            now=now,
+            lease_until=lease,
+            from_statuses=["pending"],
+        )
         assert b is not None
         assert b.tenant_id == twin
     before = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
     # A's owner name on the twin's rows too: a blind update would match them.
     for eid in ("q1", "q2", "q3"):
-        assert not q.extend_lease(tenant_id=tenant, episode_id=eid, owner="b",
-                                  lease_until=lease + timedelta(hours=1))
+        assert not q.extend_lease(
+            tenant_id=tenant, episode_id=eid, owner="b", lease_until=lease + timedelta(hours=1)
+        )
         assert not q.complete(tenant_id=tenant, episode_id=eid, owner="b", rejected=[])
         assert not q.fail(tenant_id=tenant, episode_id=eid, owner="b", error="x", retry_at=None)
-    assert q.extend_lease(tenant_id=tenant, episode_id=first, owner="a",
-                          lease_until=lease + timedelta(hours=1))
+    assert q.extend_lease(
+        tenant_id=tenant, episode_id=first, owner="a", lease_until=lease + timedelta(hours=1)
+    )
     assert q.complete(tenant_id=tenant, episode_id=first, owner="a", rejected=[])
     assert q.fail(tenant_id=tenant, episode_id=rest[0], owner="a", error="x", retry_at=None)
-    again = q.enqueue(tenant_id=tenant, episode_id=rest[0], at=now,
-                      from_statuses=["failed", "processing"], reset_attempts=True)
+    again = q.enqueue(
+        tenant_id=tenant,
+        episode_id=rest[0],
+        at=now,
+        from_statuses=["failed", "processing"],
+        reset_attempts=True,
+    )
     assert again is not None
     assert again.tenant_id == tenant
-    assert q.enqueue(tenant_id=tenant, episode_id=rest[1], at=now,
-                     from_statuses=["processing"], reset_attempts=True) is None
+    assert (
+        q.enqueue(
+            tenant_id=tenant,
+            episode_id=rest[1],
+            at=now,
+            from_statuses=["processing"],
+            reset_attempts=True,
+        )
+        is None
+    )
     after = [service.get_episode(tenant_id=twin, episode_id=e) for e in ("q1", "q2", "q3")]
     assert after == before
     assert q.queue_counts(tenant_id=twin) == {"processing": 3} | {
@@ -279,9 +336,14 @@ def test_a_claim_leaves_another_tenant_s_expired_leases_alone(
     q = service.store.queue
     for eid in ("x1", "x2"):
         pending_episode(service, twin, eid, FUTURE)
-        dead = q.claim_episode(tenant_id=twin, episode_id=eid, owner="dead", now=FUTURE,
-                               lease_until=FUTURE + timedelta(seconds=1),
-                               from_statuses=["pending"])
+        dead = q.claim_episode(
+            tenant_id=twin,
+            episode_id=eid,
+            owner="dead",
+            now=FUTURE,
+            lease_until=FUTURE + timedelta(seconds=1),
+            from_statuses=["pending"],
+        )
         assert dead is not None
     for eid in ("y1", "y2"):
         pending_episode(service, tenant, eid, FUTURE + timedelta(minutes=1))
@@ -298,12 +360,12 @@ def test_a_claim_leaves_another_tenant_s_expired_leases_alone(
         ep = service.get_episode(tenant_id=twin, episode_id=eid)
         assert (ep.status, ep.attempts, ep.last_error) == (EpisodeStatus.PROCESSING, 1, None)
     assert q.queue_counts(tenant_id=twin).get("failed", 0) == 0
-    assert q.claim(owner="a", now=now, lease_until=lease, max_attempts=5,
-                   tenant_id=tenant) is None
+    assert q.claim(owner="a", now=now, lease_until=lease, max_attempts=5, tenant_id=tenant) is None
 
 
-def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, tenant: str,
-                                                     twin: str) -> None:
+def test_candidates_and_catalog_are_the_tenant_s_own(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
     q = service.store.queue
     seed(service, twin, "b", extra=True)
     seed(service, tenant, "a")
@@ -314,28 +376,38 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
         assert (held.tenant_id, support) == (x, 1)
         q.hold_candidate(candidate=candidate(x, "c2", "k2", "e1"))
         q.add_merge_candidates(candidates=[merge(x, "m1"), merge(x, "m2")])
-    assert [c.tenant_id for c in q.candidates(tenant_id=tenant, status=None, episode_id=None,
-                                              limit=10)] == [tenant, tenant]
-    assert [c.tenant_id for c in q.candidates(tenant_id=tenant, status=CandidateStatus.PENDING,
-                                              episode_id="e1", limit=10)] == [tenant, tenant]
+    assert [
+        c.tenant_id for c in q.candidates(tenant_id=tenant, status=None, episode_id=None, limit=10)
+    ] == [tenant, tenant]
+    assert [
+        c.tenant_id
+        for c in q.candidates(
+            tenant_id=tenant, status=CandidateStatus.PENDING, episode_id="e1", limit=10
+        )
+    ] == [tenant, tenant]
     one = q.candidate(tenant_id=tenant, candidate_id="c1")
     assert one is not None
     assert one.tenant_id == tenant
     promoted = q.promote_candidates(tenant_id=tenant, statement_key="k1", now=now)
     assert [c.tenant_id for c in promoted] == [tenant]
-    assert q.decide_candidate(tenant_id=tenant, candidate_id="c2",
-                              status=CandidateStatus.REJECTED, now=now, note="no")
+    assert q.decide_candidate(
+        tenant_id=tenant, candidate_id="c2", status=CandidateStatus.REJECTED, now=now, note="no"
+    )
     twin_c = q.candidates(tenant_id=twin, status=None, episode_id=None, limit=10)
     assert [(c.tenant_id, c.status) for c in twin_c] == [(twin, CandidateStatus.PENDING)] * 2
-    assert [m.tenant_id for m in q.merge_candidates(tenant_id=tenant, status=None,
-                                                    limit=10)] == [tenant, tenant]
+    assert [m.tenant_id for m in q.merge_candidates(tenant_id=tenant, status=None, limit=10)] == [
+        tenant,
+        tenant,
+    ]
     m1 = q.merge_candidate(tenant_id=tenant, candidate_id="m1")
     assert m1 is not None
     assert m1.tenant_id == tenant
-    assert q.decide_merge_candidate(tenant_id=tenant, candidate_id="m1",
-                                    status=MergeStatus.ACCEPTED, now=now)
+    assert q.decide_merge_candidate(
+        tenant_id=tenant, candidate_id="m1", status=MergeStatus.ACCEPTED, now=now
+    )
     assert [m.status for m in q.merge_candidates(tenant_id=twin, status=None, limit=10)] == [
-        MergeStatus.OPEN, MergeStatus.OPEN
+        MergeStatus.OPEN,
+        MergeStatus.OPEN,
     ]
     catalog = q.entity_catalog(tenant_id=tenant, entity_types=None, limit=100)
     assert sorted(e.entity_id for e in catalog) == ["acct", "mira"]
@@ -348,7 +420,8 @@ def test_candidates_and_catalog_are_the_tenant_s_own(service: MemoryService, ten
     assert b_mira is not None
     assert (list(a_mira.aliases), list(b_mira.aliases)) == (["Mimi"], ["Bobo"])
     assert sorted(q.session_entities(tenant_id=tenant, session_id="s1", limit=10)) == [
-        "acct", "mira"
+        "acct",
+        "mira",
     ]
     q.purge_queue_data(tenant_id=tenant)
     assert len(q.candidates(tenant_id=twin, status=None, episode_id=None, limit=10)) == 2
@@ -383,29 +456,45 @@ def test_restored_twins_share_fact_ids_and_still_stay_apart(
     window = Retriever.window(t(1))
 
     def twin_finds_paris() -> int:
-        hits = store.search.fulltext(tenant_id=twin, kind=ItemKind.FACT, terms=["paris"],
-                                     window=window, limit=10)
+        hits = store.search.fulltext(
+            tenant_id=twin, kind=ItemKind.FACT, terms=["paris"], window=window, limit=10
+        )
         return len(hits)
 
     assert twin_finds_paris() == 1
     # A's episode state, a retraction and a deletion, by ids the twin holds too.
     ep = service.get_episode(tenant_id=tenant, episode_id="e2")
-    store.save_episode_state(episode=ep.model_copy(update={"status": EpisodeStatus.FAILED,
-                                                           "attempts": 7, "last_error": "x"}))
+    store.save_episode_state(
+        episode=ep.model_copy(
+            update={"status": EpisodeStatus.FAILED, "attempts": 7, "last_error": "x"}
+        )
+    )
     city = service.facts(tenant_id=tenant, subject="mira", predicate="city")[0]
     service.retract(tenant_id=tenant, fact_id=city.fact_id, valid_to=t(5))
     # After its end A's "paris" is not visible, though the twin's, same id, still is.
-    assert store.search.fulltext(tenant_id=tenant, kind=ItemKind.FACT, terms=["paris"],
-                                 window=Retriever.window(t(6)), limit=10) == []
+    assert (
+        store.search.fulltext(
+            tenant_id=tenant,
+            kind=ItemKind.FACT,
+            terms=["paris"],
+            window=Retriever.window(t(6)),
+            limit=10,
+        )
+        == []
+    )
     store.queue.add_entity_alias(tenant_id=tenant, entity_id="mira", alias="Mimi")
     service.delete_episode(tenant_id=tenant, episode_id="e1")
     assert service.facts(tenant_id=tenant, subject="mira", predicate="city") == []
     assert snapshot(service, twin) == before
     assert twin_finds_paris() == 1
-    for kind, word, n in ((ItemKind.EPISODE, "hello", 2), (ItemKind.ENTITY, "mira", 1),
-                          (ItemKind.ENTITY, "acct", 1)):
-        hits = store.search.fulltext(tenant_id=twin, kind=kind, terms=[word], window=window,
-                                     limit=10)
+    for kind, word, n in (
+        (ItemKind.EPISODE, "hello", 2),
+        (ItemKind.ENTITY, "mira", 1),
+        (ItemKind.ENTITY, "acct", 1),
+    ):
+        hits = store.search.fulltext(
+            tenant_id=twin, kind=kind, terms=[word], window=window, limit=10
+        )
         assert len(hits) == n, (kind, word, hits)
     assert store.search.facts_by_id(tenant_id=twin, fact_ids=ids, window=window)
     # A's deleted facts leave no search item behind, though the twin holds the same ids:
@@ -428,25 +517,32 @@ def test_a_fact_cites_and_dates_from_its_own_tenant_s_episodes(
         tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="a", occurred_at=t(0))
     )
     with pytest.raises(ValidationError, match="does not exist in this tenant"):
-        service.write_facts(tenant_id=tenant, deltas=[
-            MemoryDelta(subject="mira", predicate="status", value="x", source_episode_id="only-b")
-        ])
-    service.write_facts(tenant_id=tenant, deltas=[
-        MemoryDelta(subject="mira", predicate="status", value="a", source_episode_id="e1")
-    ])
+        service.write_facts(
+            tenant_id=tenant,
+            deltas=[
+                MemoryDelta(
+                    subject="mira", predicate="status", value="x", source_episode_id="only-b"
+                )
+            ],
+        )
+    service.write_facts(
+        tenant_id=tenant,
+        deltas=[MemoryDelta(subject="mira", predicate="status", value="a", source_episode_id="e1")],
+    )
     history = service.history(tenant_id=tenant, subject="mira", predicate="status")
     assert [(f.value, f.valid_from) for f in history] == [("a", t(0))]  # A's e1, not B's
 
 
-def test_an_entity_s_type_is_its_own_tenant_s(service: MemoryService, tenant: str,
-                                              twin: str) -> None:
+def test_an_entity_s_type_is_its_own_tenant_s(
+    service: MemoryService, tenant: str, twin: str
+) -> None:
     for x, kind in ((twin, "Person"), (tenant, "Robot")):
         service.add_episode(
             tenant_id=x, body=EpisodeCreate(episode_id="e1", content="x", occurred_at=T0)
         )
-        service.write_facts(tenant_id=x, deltas=[
-            delta("zed", "status", "e1", T0, value="on", subject_type=kind)
-        ])
+        service.write_facts(
+            tenant_id=x, deltas=[delta("zed", "status", "e1", T0, value="on", subject_type=kind)]
+        )
     assert service.store.entity(tenant_id=tenant, entity_id="zed").entity_type == "Robot"
     assert service.store.entity(tenant_id=twin, entity_id="zed").entity_type == "Person"
 
@@ -459,14 +555,20 @@ def test_sourced_by_follows_only_the_tenant_s_own_timelines(
     assert isinstance(store, SearchableStore)
     seed(service, twin, "b", extra=True)
     seed(service, tenant, "a")
-    service.write_facts(tenant_id=tenant, deltas=[
-        # the twin's very timeline (a relation's timeline is keyed by its object too)
-        delta("mira", "knows", "e2", LATER, object="b-only", object_type="Person")
-    ])
-    sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"],
-                                            known_at=utcnow())
+    service.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            # the twin's very timeline (a relation's timeline is keyed by its object too)
+            delta("mira", "knows", "e2", LATER, object="b-only", object_type="Person")
+        ],
+    )
+    sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"], known_at=utcnow())
     assert sorted(f.predicate for f in sourced) == [
-        "city", "holds_account", "nickname", "status", "status"
+        "city",
+        "holds_account",
+        "nickname",
+        "status",
+        "status",
     ]
 
 
@@ -505,10 +607,12 @@ def test_search_finds_only_the_tenant_s_own_items(
     window = Retriever.window()
     vec = embedder.encode(["quokka says hello"])[0]
     for kind in ItemKind:
-        hits = index.fulltext(tenant_id=tenant, kind=kind, terms=["quokka", "hello", "mira"],
-                              window=window, limit=50)
-        near = index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
-                                   window=window, limit=50)
+        hits = index.fulltext(
+            tenant_id=tenant, kind=kind, terms=["quokka", "hello", "mira"], window=window, limit=50
+        )
+        near = index.vector_search(
+            tenant_id=tenant, kind=kind, vector=vec, model=model, window=window, limit=50
+        )
         for h in [*hits, *near]:
             assert "quokka" not in h.item_id
         ids = {h.item_id for h in near}
@@ -517,20 +621,37 @@ def test_search_finds_only_the_tenant_s_own_items(
     assert service.get_episode(tenant_id=tenant, episode_id="e1").recorded_at > between
     early = Retriever.window(t(1), between)
     for kind, word in ((ItemKind.EPISODE, "hello"), (ItemKind.ENTITY, "mira")):
-        assert index.fulltext(tenant_id=tenant, kind=kind, terms=[word], window=early,
-                              limit=10) == []
-        assert len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early,
-                                  limit=10)) >= 1
-        assert index.vector_search(tenant_id=tenant, kind=kind, vector=vec, model=model,
-                                   window=early, limit=10) == []
+        assert (
+            index.fulltext(tenant_id=tenant, kind=kind, terms=[word], window=early, limit=10) == []
+        )
+        assert (
+            len(index.fulltext(tenant_id=twin, kind=kind, terms=[word], window=early, limit=10))
+            >= 1
+        )
+        assert (
+            index.vector_search(
+                tenant_id=tenant, kind=kind, vector=vec, model=model, window=early, limit=10
+            )
+            == []
+        )
+
     # Vector search in the past (another query on Neo4j): A's own fact ids only.
     def fact_ids(x: str) -> set[str]:
         preds = ("status", "city", "nickname", "holds_account", "knows")
-        return {f.fact_id for p in preds
-                for f in service.history(tenant_id=x, subject="mira", predicate=p)}
+        return {
+            f.fact_id
+            for p in preds
+            for f in service.history(tenant_id=x, subject="mira", predicate=p)
+        }
 
-    past = index.vector_search(tenant_id=tenant, kind=ItemKind.FACT, vector=vec, model=model,
-                               window=Retriever.window(t(1), utcnow()), limit=50)
+    past = index.vector_search(
+        tenant_id=tenant,
+        kind=ItemKind.FACT,
+        vector=vec,
+        model=model,
+        window=Retriever.window(t(1), utcnow()),
+        limit=50,
+    )
     assert past
     assert {h.item_id for h in past} <= fact_ids(tenant)
     a_facts = service.facts(tenant_id=tenant, as_of=t(1))
@@ -538,10 +659,12 @@ def test_search_finds_only_the_tenant_s_own_items(
     a_ids = [f.fact_id for f in a_facts]
     b_ids = [f.fact_id for f in b_facts]
     assert index.facts_by_id(tenant_id=tenant, fact_ids=b_ids, window=Retriever.window(t(1))) == {}
-    assert set(index.facts_by_id(tenant_id=tenant, fact_ids=a_ids,
-                                 window=Retriever.window(t(1)))) == set(a_ids)
-    touching = index.facts_touching(tenant_id=tenant, entity_ids=["mira", "acct"],
-                                    window=Retriever.window(t(1)), limit=50)
+    assert set(
+        index.facts_by_id(tenant_id=tenant, fact_ids=a_ids, window=Retriever.window(t(1)))
+    ) == set(a_ids)
+    touching = index.facts_touching(
+        tenant_id=tenant, entity_ids=["mira", "acct"], window=Retriever.window(t(1)), limit=50
+    )
     assert sorted(f.fact_id for f in touching) == sorted(a_ids)
     sourced = index.facts_sourced_by(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
     assert {f.tenant_id for f in sourced} == {tenant}
@@ -551,17 +674,21 @@ def test_search_finds_only_the_tenant_s_own_items(
     assert index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=between) == {}
     eps = index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
     assert {e.content for e in eps.values()} == {"passport says hello"}
-    ents = index.entities_by_id(tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"],
-                                known_at=now)
+    ents = index.entities_by_id(
+        tenant_id=tenant, entity_ids=["mira", "acct", "quokka-only"], known_at=now
+    )
     assert sorted(ents) == ["acct", "mira"]
     assert {e.tenant_id for e in ents.values()} == {tenant}
     assert sorted(index.mentions_of(tenant_id=tenant, episode_ids=["e1"])) == [
-        ("e1", "acct"), ("e1", "mira")
+        ("e1", "acct"),
+        ("e1", "mira"),
     ]
-    assert sorted(index.mentioning(tenant_id=tenant, entity_ids=["mira"], known_at=now,
-                                   limit=50)) == [("e1", "mira"), ("e2", "mira")]
-    assert index.session_neighbors(tenant_id=tenant, episode_ids=["e1"], known_at=now,
-                                   radius=3) == [("e1", "e2", 1)]
+    assert sorted(
+        index.mentioning(tenant_id=tenant, entity_ids=["mira"], known_at=now, limit=50)
+    ) == [("e1", "mira"), ("e2", "mira")]
+    assert index.session_neighbors(
+        tenant_id=tenant, episode_ids=["e1"], known_at=now, radius=3
+    ) == [("e1", "e2", 1)]
     found = Retriever(store, embedder=embedder).search(tenant_id=tenant, query="quokka", limit=20)
     assert "quokka" not in " ".join(r.item.model_dump_json() for r in found)
 
@@ -580,12 +707,18 @@ def test_forgetting_an_entity_leaves_the_twin_s_same_entity_whole(
     window = Retriever.window(t(1))
 
     def twin_hits(kind: ItemKind, word: str) -> int:
-        return len(store.search.fulltext(tenant_id=twin, kind=kind, terms=[word],
-                                         window=window, limit=10))
+        return len(
+            store.search.fulltext(tenant_id=twin, kind=kind, terms=[word], window=window, limit=10)
+        )
 
-    found = {(k, w): twin_hits(k, w) for k, w in ((ItemKind.ENTITY, "mira"),
-                                                   (ItemKind.ENTITY, "acct"),
-                                                   (ItemKind.EPISODE, "hello"))}
+    found = {
+        (k, w): twin_hits(k, w)
+        for k, w in (
+            (ItemKind.ENTITY, "mira"),
+            (ItemKind.ENTITY, "acct"),
+            (ItemKind.EPISODE, "hello"),
+        )
+    }
     assert all(found.values()), found
     gone = forget(store, tenant_id=tenant, entity_id="mira", dry_run=False)
     assert gone.entities == 1
@@ -602,9 +735,7 @@ def test_an_export_carries_the_tenant_s_own_schemas(
     store: Store, service: MemoryService, tenant: str, twin: str
 ) -> None:
     def schema(entity: str) -> MemorySchema:
-        return MemorySchema.model_validate(
-            {"entity_types": [{"name": entity}], "predicates": []}
-        )
+        return MemorySchema.model_validate({"entity_types": [{"name": entity}], "predicates": []})
 
     service.put_schema(tenant_id=twin, schema=schema("Quokka"))
     service.put_schema(tenant_id=twin, schema=schema("Wombat"))
@@ -646,8 +777,13 @@ def test_a_one_tenant_claim_takes_the_tenant_s_own_due_episode(
     pending_episode(service, early, "q1", FUTURE)
     pending_episode(service, tenant, "q1", FUTURE + timedelta(minutes=1))
     now = FUTURE + timedelta(minutes=2)
-    got = q.claim(owner="a", now=now, lease_until=now + timedelta(seconds=60), max_attempts=3,
-                  tenant_id=tenant)
+    got = q.claim(
+        owner="a",
+        now=now,
+        lease_until=now + timedelta(seconds=60),
+        max_attempts=3,
+        tenant_id=tenant,
+    )
     assert got is not None
     assert (got.tenant_id, got.episode_id, got.status) == (tenant, "q1", EpisodeStatus.PROCESSING)
     assert service.get_episode(tenant_id=early, episode_id="q1").status == EpisodeStatus.PENDING
@@ -691,16 +827,21 @@ def test_a_lease_is_held_on_the_tenant_s_own_episode(
     for x in (twin, tenant):
         pending_episode(service, x, "q1", FUTURE)
     now = FUTURE + timedelta(minutes=1)
-    got = q.claim(owner="w1", now=now, lease_until=now + timedelta(seconds=60), max_attempts=3,
-                  tenant_id=twin)
+    got = q.claim(
+        owner="w1", now=now, lease_until=now + timedelta(seconds=60), max_attempts=3, tenant_id=twin
+    )
     assert got is not None
     assert (got.tenant_id, got.episode_id) == (twin, "q1")
     with pytest.raises(LeaseLostError):
-        service.write_facts(tenant_id=tenant, lease=("q1", "w1"),
-                            deltas=[delta("mira", "status", "q1", T0, value="a")])
+        service.write_facts(
+            tenant_id=tenant,
+            lease=("q1", "w1"),
+            deltas=[delta("mira", "status", "q1", T0, value="a")],
+        )
     assert service.facts(tenant_id=tenant) == []
-    written = service.write_facts(tenant_id=twin, lease=("q1", "w1"),
-                                  deltas=[delta("mira", "status", "q1", T0, value="b")])
+    written = service.write_facts(
+        tenant_id=twin, lease=("q1", "w1"), deltas=[delta("mira", "status", "q1", T0, value="b")]
+    )
     assert [f.value for f in written.facts] == ["b"]
 
 
@@ -721,8 +862,14 @@ def test_a_tenant_s_clock_is_its_own(
     def shifted(r: dict[str, Any]) -> dict[str, Any]:
         if r["type"] not in ("version", "assertion"):
             return r
-        return {**r, **{k: format_instant(from_db(r[k]) + ahead)
-                        for k in ("recorded_at", "retired_at") if r.get(k)}}
+        return {
+            **r,
+            **{
+                k: format_instant(from_db(r[k]) + ahead)
+                for k in ("recorded_at", "retired_at")
+                if r.get(k)
+            },
+        }
 
     for kind in RECORD_ORDER:
         cast(TransferStore, store).restore_records(
@@ -747,10 +894,14 @@ def test_search_ranks_the_tenant_s_items_by_their_own_vectors(
     tenant's does not. The tenant's answer ranks its own episodes by their own vectors
     (a nearest-neighbour pass over both tenants would lift its e9 by the twin's)."""
     assert isinstance(store, SearchableStore)
-    texts = {twin: {"e9": "a quokka smiling at the camera on Rottnest island"},
-             tenant: {"e9": "quarterly tax forms and invoices",
-                      "e5": "a small marsupial hopping near Perth",
-                      "e6": "the printer needs new toner"}}
+    texts = {
+        twin: {"e9": "a quokka smiling at the camera on Rottnest island"},
+        tenant: {
+            "e9": "quarterly tax forms and invoices",
+            "e5": "a small marsupial hopping near Perth",
+            "e6": "the printer needs new toner",
+        },
+    }
     for x, eps in texts.items():
         for eid, text in eps.items():
             service.add_episode(
@@ -774,11 +925,14 @@ def test_search_ranks_the_tenant_s_facts_by_their_own_vectors(
     service.add_episode(
         tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="notes", occurred_at=T0)
     )
-    written = service.write_facts(tenant_id=tenant, deltas=[
-        delta("mira", "note", "e1", T0, value="quarterly tax forms and invoices"),
-        delta("mira", "hobby", "e1", T0, value="a small marsupial hopping near Perth"),
-        delta("mira", "chore", "e1", T0, value="the printer needs new toner"),
-    ])
+    written = service.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            delta("mira", "note", "e1", T0, value="quarterly tax forms and invoices"),
+            delta("mira", "hobby", "e1", T0, value="a small marsupial hopping near Perth"),
+            delta("mira", "chore", "e1", T0, value="the printer needs new toner"),
+        ],
+    )
     tax = written.facts[0].fact_id
     quokka = "a quokka smiling at the camera on Rottnest island"
 
@@ -800,16 +954,21 @@ def test_search_ranks_the_tenant_s_facts_by_their_own_vectors(
         store.search.index_pending(tenant_id=x, embedder=embedder)
     retriever = Retriever(store, embedder=embedder)
     for known_at in (None, utcnow()):
-        found = retriever.search(tenant_id=tenant, query="quokka", scopes=[ItemKind.FACT],
-                                 known_at=known_at, limit=3)
+        found = retriever.search(
+            tenant_id=tenant, query="quokka", scopes=[ItemKind.FACT], known_at=known_at, limit=3
+        )
         assert [cast(Any, r.item).predicate for r in found][:1] == ["hobby"], known_at
         assert {cast(Any, r.item).tenant_id for r in found} == {tenant}
     # The index's nearest current facts, asked directly (a widening fetch does): the
     # tenant's tax fact is ranked by its own vector, not by the twin's quokka.
     predicate = {f.fact_id: f.predicate for f in written.facts}
     hits = store.search.vector_search(
-        tenant_id=tenant, kind=ItemKind.FACT, vector=embedder.encode(["quokka"])[0],
-        model=embedder.name, window=Retriever.window(), limit=3,
+        tenant_id=tenant,
+        kind=ItemKind.FACT,
+        vector=embedder.encode(["quokka"])[0],
+        model=embedder.name,
+        window=Retriever.window(),
+        limit=3,
     )
     assert [predicate.get(h.item_id) for h in hits][:1] == ["hobby"]
     assert len({h.item_id for h in hits}) == len(hits)
@@ -823,21 +982,28 @@ def test_search_quotes_the_tenant_s_episode_though_the_twin_s_same_id_is_stale(
     reads the timelines of the tenant's own e1 (a check over both tenants would drop it)."""
     assert isinstance(store, SearchableStore)
     for x in (twin, tenant):
-        service.add_episode(tenant_id=x, body=EpisodeCreate(
-            episode_id="e1", content="mira holds a wombat membership", occurred_at=T0))
-        service.write_facts(tenant_id=x, deltas=[delta("mira", "status", "e1", T0,
-                                                       value="wombat")])
-    service.add_episode(tenant_id=twin, body=EpisodeCreate(
-        episode_id="e2", content="mira upgraded her plan", occurred_at=LATER))
-    service.write_facts(tenant_id=twin, deltas=[delta("mira", "status", "e2", LATER,
-                                                      value="koala")])
+        service.add_episode(
+            tenant_id=x,
+            body=EpisodeCreate(
+                episode_id="e1", content="mira holds a wombat membership", occurred_at=T0
+            ),
+        )
+        service.write_facts(tenant_id=x, deltas=[delta("mira", "status", "e1", T0, value="wombat")])
+    service.add_episode(
+        tenant_id=twin,
+        body=EpisodeCreate(episode_id="e2", content="mira upgraded her plan", occurred_at=LATER),
+    )
+    service.write_facts(
+        tenant_id=twin, deltas=[delta("mira", "status", "e2", LATER, value="koala")]
+    )
     for x in (twin, tenant):
         store.search.index_pending(tenant_id=x, embedder=embedder)
     retriever = Retriever(store, embedder=embedder)
 
     def quoted(x: str) -> list[str]:
-        found = retriever.search(tenant_id=x, query="wombat membership",
-                                 scopes=[ItemKind.EPISODE], limit=5)
+        found = retriever.search(
+            tenant_id=x, query="wombat membership", scopes=[ItemKind.EPISODE], limit=5
+        )
         assert {cast(Any, r.item).tenant_id for r in found} <= {x}
         return [cast(Any, r.item).episode_id for r in found]
 

@@ -59,23 +59,34 @@ def restore_copy(store: Store, source: str, target: str, records: list[dict[str,
 def episode(svc: MemoryService, tenant: str, eid: str, at: datetime) -> None:
     svc.add_episode(
         tenant_id=tenant,
-        body=EpisodeCreate(episode_id=eid, content=f"{tenant} {eid}", occurred_at=at,
-                           session_id="s1"),
+        body=EpisodeCreate(
+            episode_id=eid, content=f"{tenant} {eid}", occurred_at=at, session_id="s1"
+        ),
     )
 
 
 def held(tenant: str, cid: str, ep: str, subject: str) -> PendingCandidate:
     return PendingCandidate(
-        tenant_id=tenant, candidate_id=cid, episode_id=ep, statement_key=f"k-{cid}",
-        reason=HoldReason.SUPPORT, created_at=utcnow(),
+        tenant_id=tenant,
+        candidate_id=cid,
+        episode_id=ep,
+        statement_key=f"k-{cid}",
+        reason=HoldReason.SUPPORT,
+        created_at=utcnow(),
         delta=delta(subject, "status", ep, t(0), value="held"),
     )
 
 
 def merge(tenant: str, cid: str, ep: str, existing: str) -> MergeCandidate:
     return MergeCandidate(
-        tenant_id=tenant, candidate_id=cid, entity_id=f"{existing}-{cid}", name=existing,
-        entity_type="Person", existing_entity_id=existing, similarity=0.9, episode_id=ep,
+        tenant_id=tenant,
+        candidate_id=cid,
+        entity_id=f"{existing}-{cid}",
+        name=existing,
+        entity_type="Person",
+        existing_entity_id=existing,
+        similarity=0.9,
+        episode_id=ep,
         created_at=utcnow(),
     )
 
@@ -98,8 +109,8 @@ def unused_values(store: Store, tenant: str) -> int:
     if driver is None or isinstance(store, SqliteStore):
         return 0
     found = driver.execute_query(
-        "MATCH (v:Value {tenant_id: $t}) WHERE NOT EXISTS { ()-[:FACT]->(v) }"
-        " RETURN count(v) AS n", {"t": tenant}
+        "MATCH (v:Value {tenant_id: $t}) WHERE NOT EXISTS { ()-[:FACT]->(v) } RETURN count(v) AS n",
+        {"t": tenant},
     )
     return int(found.records[0]["n"])
 
@@ -116,24 +127,32 @@ def test_forget_deletes_the_tenant_s_own_by_ids_the_twin_holds_too(
         seed(service, x, tag)
         episode(service, x, "e3", t(1))
         episode(service, x, "e4", t(1.5))
-    service.write_facts(tenant_id=twin, deltas=[
-        delta("mira", "mood", "e3", t(1), value="b-happy"),
-        delta("zoe", "knows", "e4", t(1.5), object="mira", object_type="Person"),
-    ])
-    service.write_facts(tenant_id=tenant, deltas=[
-        delta("zoe", "mood", "e3", t(1), value="a-calm"),
-        delta("zoe", "knows", "e4", t(1.5), object="ivan", object_type="Person"),
-    ])
+    service.write_facts(
+        tenant_id=twin,
+        deltas=[
+            delta("mira", "mood", "e3", t(1), value="b-happy"),
+            delta("zoe", "knows", "e4", t(1.5), object="mira", object_type="Person"),
+        ],
+    )
+    service.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            delta("zoe", "mood", "e3", t(1), value="a-calm"),
+            delta("zoe", "knows", "e4", t(1.5), object="ivan", object_type="Person"),
+        ],
+    )
     # c1/m1: the twin's name mira (in e1), the tenant's zoe (in e3), which stay; c2/m2:
     # the other way round, the tenant's go.
     q.hold_candidate(candidate=held(twin, "c1", "e1", "mira"))
     q.hold_candidate(candidate=held(twin, "c2", "e3", "zoe"))
-    q.add_merge_candidates(candidates=[merge(twin, "m1", "e1", "mira"),
-                                       merge(twin, "m2", "e3", "zoe")])
+    q.add_merge_candidates(
+        candidates=[merge(twin, "m1", "e1", "mira"), merge(twin, "m2", "e3", "zoe")]
+    )
     q.hold_candidate(candidate=held(tenant, "c1", "e3", "zoe"))
     q.hold_candidate(candidate=held(tenant, "c2", "e1", "mira"))
-    q.add_merge_candidates(candidates=[merge(tenant, "m1", "e3", "zoe"),
-                                       merge(tenant, "m2", "e1", "mira")])
+    q.add_merge_candidates(
+        candidates=[merge(tenant, "m1", "e3", "zoe"), merge(tenant, "m2", "e1", "mira")]
+    )
     twin_before = (export(store, twin), snapshot(service, twin), review(store, twin))
     zoe_before = service.history(tenant_id=tenant, subject="zoe", predicate="mood")
 
@@ -148,19 +167,19 @@ def test_forget_deletes_the_tenant_s_own_by_ids_the_twin_holds_too(
         except NotFoundError:
             assert not kept, eid
     assert service.history(tenant_id=tenant, subject="zoe", predicate="mood") == zoe_before
-    assert [f.object for f in service.facts(tenant_id=tenant, subject="zoe",
-                                             predicate="knows")] == ["ivan"]
+    assert [
+        f.object for f in service.facts(tenant_id=tenant, subject="zoe", predicate="knows")
+    ] == ["ivan"]
     assert service.facts(tenant_id=tenant, subject="mira") == []
-    assert review(store, tenant) == (
-        [("c1", "e3", "zoe")], [("m1", "e3", "zoe")]
-    )
+    assert review(store, tenant) == ([("c1", "e3", "zoe")], [("m1", "e3", "zoe")])
     # Nothing of the twin's mira was locked in the tenant (no value node of the twin's
     # values made in it).
     assert unused_values(store, tenant) == 0
     # The twin: every record, read and candidate as it was.
     assert (export(store, twin), snapshot(service, twin), review(store, twin)) == twin_before
-    assert [f.value for f in service.facts(tenant_id=twin, subject="mira",
-                                            predicate="mood")] == ["b-happy"]
+    assert [f.value for f in service.facts(tenant_id=twin, subject="mira", predicate="mood")] == [
+        "b-happy"
+    ]
 
 
 def test_forget_counts_the_tenant_s_own_facts_beside_a_restored_twin(
@@ -178,8 +197,11 @@ def test_forget_counts_the_tenant_s_own_facts_beside_a_restored_twin(
     twin_before = export(store, twin)
 
     def fact_ids(x: str) -> set[str]:
-        return {f.fact_id for p in ("status", "city", "nickname", "holds_account")
-                for f in service.history(tenant_id=x, subject="mira", predicate=p)}
+        return {
+            f.fact_id
+            for p in ("status", "city", "nickname", "holds_account")
+            for f in service.history(tenant_id=x, subject="mira", predicate=p)
+        }
 
     mira = fact_ids(tenant)
     assert fact_ids(twin) == mira
@@ -201,13 +223,14 @@ def test_forget_deletes_only_episodes_that_exist_in_the_tenant(
     assert isinstance(store, ErasableStore)
     for x in (twin, tenant):
         episode(service, x, "e1", t(0))
-        service.write_facts(tenant_id=x, deltas=[
-            delta("mira", "city", "e1", t(0), value=f"{x}-paris", subject_type="Person")
-        ])
+        service.write_facts(
+            tenant_id=x,
+            deltas=[delta("mira", "city", "e1", t(0), value=f"{x}-paris", subject_type="Person")],
+        )
     episode(service, tenant, "e3", t(1))
-    service.write_facts(tenant_id=tenant, deltas=[
-        delta("mira", "city", "e3", t(0), value=f"{tenant}-paris")
-    ])
+    service.write_facts(
+        tenant_id=tenant, deltas=[delta("mira", "city", "e3", t(0), value=f"{tenant}-paris")]
+    )
     service.delete_episode(tenant_id=tenant, episode_id="e1")
     # What makes this test: a version (retired) still cites e1, which only the twin holds.
     cited = {r["source_episode_id"] for r in export(store, tenant) if r["type"] == "version"}
@@ -228,18 +251,35 @@ RETAIN = MemorySchema.model_validate(
 RETAIN_EPISODES = RETAIN.model_copy(update={"episode_retention": "P30D"})
 
 
-def note(svc: MemoryService, tenant: str, value: str, start: datetime, eid: str,
-         end: datetime | None = None) -> None:
+def note(
+    svc: MemoryService,
+    tenant: str,
+    value: str,
+    start: datetime,
+    eid: str,
+    end: datetime | None = None,
+) -> None:
     episode(svc, tenant, eid, start)
-    svc.write_facts(tenant_id=tenant, deltas=[MemoryDelta(
-        subject="mira", predicate="note", value=value, valid_from=start, valid_to=end,
-        source_episode_id=eid,
-    )])
+    svc.write_facts(
+        tenant_id=tenant,
+        deltas=[
+            MemoryDelta(
+                subject="mira",
+                predicate="note",
+                value=value,
+                valid_from=start,
+                valid_to=end,
+                source_episode_id=eid,
+            )
+        ],
+    )
 
 
 def notes(svc: MemoryService, tenant: str) -> list[tuple[object, datetime, datetime | None]]:
-    return [(f.value, f.valid_from, f.valid_to)
-            for f in svc.history(tenant_id=tenant, subject="mira", predicate="note")]
+    return [
+        (f.value, f.valid_from, f.valid_to)
+        for f in svc.history(tenant_id=tenant, subject="mira", predicate="note")
+    ]
 
 
 def test_retention_purges_the_tenant_s_own_beside_a_restored_twin(
@@ -263,8 +303,9 @@ def test_retention_purges_the_tenant_s_own_beside_a_restored_twin(
     assert notes(service, twin) == notes(service, tenant)
 
     done = purge_tenant(store, tenant_id=tenant, schema=RETAIN, now=d(5))
-    assert done == PurgeResult(tenant_id=tenant, dry_run=False, facts=2, versions=3,
-                               assertions=2, episodes=0)
+    assert done == PurgeResult(
+        tenant_id=tenant, dry_run=False, facts=2, versions=3, assertions=2, episodes=0
+    )
     assert [v for v, _, _ in notes(service, tenant)] == ["z"]
     assert export(store, twin) == twin_before
 
@@ -284,8 +325,10 @@ def test_retention_purges_the_tenant_s_own_beside_a_restored_twin(
 # zoe's advisor is single-valued: one timeline ["zoe","advisor"] whatever the advisor, so
 # a fact about mira sits on a timeline that is not mira's own.
 ADVISOR = MemorySchema.model_validate(
-    {"entity_types": [{"name": "Person"}],
-     "predicates": [{"name": "advisor", "object_type": "Person", "cardinality": "one"}]}
+    {
+        "entity_types": [{"name": "Person"}],
+        "predicates": [{"name": "advisor", "object_type": "Person", "cardinality": "one"}],
+    }
 )
 
 
@@ -308,10 +351,19 @@ def test_forget_re_folds_a_shared_timeline_at_the_tenant_s_own_clock(
             service.put_schema(tenant_id=source, schema=ADVISOR)
             for who, start, eid in (("ivan", d(1), "e1"), ("mira", d(3), "e2")):
                 episode(service, source, eid, start)
-                service.write_facts(tenant_id=source, deltas=[MemoryDelta(
-                    subject="zoe", predicate="advisor", object=who, object_type="Person",
-                    valid_from=start, source_episode_id=eid,
-                )])
+                service.write_facts(
+                    tenant_id=source,
+                    deltas=[
+                        MemoryDelta(
+                            subject="zoe",
+                            predicate="advisor",
+                            object=who,
+                            object_type="Person",
+                            valid_from=start,
+                            source_episode_id=eid,
+                        )
+                    ],
+                )
             return export(store, source)
         finally:
             store.purge_tenant(tenant_id=source)
@@ -319,20 +371,33 @@ def test_forget_re_folds_a_shared_timeline_at_the_tenant_s_own_clock(
     def shifted(r: dict[str, Any]) -> dict[str, Any]:
         if r["type"] not in ("version", "assertion"):
             return r
-        return {**r, **{k: format_instant(from_db(r[k]) + ahead)
-                        for k in ("recorded_at", "retired_at") if r.get(k)}}
+        return {
+            **r,
+            **{
+                k: format_instant(from_db(r[k]) + ahead)
+                for k in ("recorded_at", "retired_at")
+                if r.get(k)
+            },
+        }
 
     # mira's episode is not restored: forgetting deletes only episodes that still exist.
-    restore_copy(store, "", tenant, [
-        r for r in written()
-        if r["type"] != "mention" and not (r["type"] == "episode" and r["episode_id"] == "e2")
-    ])
+    restore_copy(
+        store,
+        "",
+        tenant,
+        [
+            r
+            for r in written()
+            if r["type"] != "mention" and not (r["type"] == "episode" and r["episode_id"] == "e2")
+        ],
+    )
     restore_copy(store, "", twin, [shifted(r) for r in written()])
     twin_before = export(store, twin)
     far = utcnow() + ahead - timedelta(days=1)
     never = utcnow() + 2 * ahead  # known at: every version, even one recorded ahead
-    twin_history = service.history(tenant_id=twin, subject="zoe", predicate="advisor",
-                                   known_at=never)
+    twin_history = service.history(
+        tenant_id=twin, subject="zoe", predicate="advisor", known_at=never
+    )
     assert twin_history
     assert all(f.recorded_at > far for f in twin_history)
 
@@ -340,8 +405,7 @@ def test_forget_re_folds_a_shared_timeline_at_the_tenant_s_own_clock(
     assert (gone.entities, gone.episodes) == (1, 0)
     # The wall clock: the process clock (utcnow) would have jumped with a wrong answer.
     soon = datetime.now(UTC) + timedelta(minutes=1)
-    history = service.history(tenant_id=tenant, subject="zoe", predicate="advisor",
-                              known_at=never)
+    history = service.history(tenant_id=tenant, subject="zoe", predicate="advisor", known_at=never)
     current = [f for f in history if f.retired_at is None]
     assert [(f.object, f.valid_from, f.valid_to) for f in current] == [("ivan", d(1), None)]
     assert current[0].recorded_at < soon

@@ -223,8 +223,9 @@ def found_batches(url: str, tenant: str) -> dict[tuple[int, int], int]:
             writers.add(int(w[1:]))
             add(int(w[1:]), int(k))
         for w in sorted(writers | {w for w, _ in seen}):
-            for f in _pages(c, f"{base}/history", {"subject": f"w{w}", "predicate": "level"},
-                            "facts"):
+            for f in _pages(
+                c, f"{base}/history", {"subject": f"w{w}", "predicate": "level"}, "facts"
+            ):
                 add(w, int(f["value"]))
     return seen
 

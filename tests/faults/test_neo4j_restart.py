@@ -105,9 +105,10 @@ class PrivateNeo4j:
 
 @pytest.fixture
 def neo4j(tmp_path: Path) -> Iterator[PrivateNeo4j]:
-    if not (shutil.which("java") and shutil.which("mvn")) and not (
-        ROOT / "tools" / "neo4j" / "target" / "sgam-embedded-neo4j.jar"
-    ).exists():
+    if (
+        not (shutil.which("java") and shutil.which("mvn"))
+        and not (ROOT / "tools" / "neo4j" / "target" / "sgam-embedded-neo4j.jar").exists()
+    ):
         reason = "a private Neo4j needs java and mvn (tools/neo4j/neo4j.sh)"
         if os.environ.get("SGAM_REQUIRE_NEO4J") == "1":
             pytest.fail(reason)

@@ -211,9 +211,7 @@ def said(
         tenant_id=tenant,
         body=EpisodeCreate(episode_id=eid, content="...", occurred_at=T0 + timedelta(days=day)),
     )
-    return on_episode_created(
-        service, model, ep, ExtractMode.SYNC, settings=settings(**overrides)
-    )
+    return on_episode_created(service, model, ep, ExtractMode.SYNC, settings=settings(**overrides))
 
 
 def test_confirmation_holds_the_candidate_until_confirmed(

@@ -206,5 +206,6 @@ def test_pending_reports_count_and_oldest_time(
         assert p.oldest is not None
         assert p.oldest >= start.replace(microsecond=0)
     Indexer(searchable(store), embedder=embedder).index_tenant(tenant, limit=10_000)
-    assert not [p for p in searchable(store).search.pending(model=embedder.name)
-                if p.tenant_id == tenant]
+    assert not [
+        p for p in searchable(store).search.pending(model=embedder.name) if p.tenant_id == tenant
+    ]

@@ -68,8 +68,11 @@ def test_no_template_scans_across_tenants(neo4j_store: Store, neo4j_uri: str) ->
                 checked += 1
                 if name not in ACROSS_TENANTS and (bad := scans(summary.plan)):
                     found[name] = bad
-                unmet = [g.status_description for g in summary.gql_status_objects
-                         if g.raw_classification == "HINT"]
+                unmet = [
+                    g.status_description
+                    for g in summary.gql_status_objects
+                    if g.raw_classification == "HINT"
+                ]
                 if unmet:
                     hints[name] = unmet
     assert checked > 100
@@ -88,5 +91,6 @@ def test_the_checks_see_a_scan_and_an_unmet_hint(neo4j_uri: str) -> None:
         ).consume()
     assert summary.plan is not None
     assert any(s.startswith("NodeByLabelScan") for s in scans(summary.plan)), summary.plan
-    assert [g.gql_status for g in summary.gql_status_objects
-            if g.raw_classification == "HINT"] == ["01N31"]
+    assert [g.gql_status for g in summary.gql_status_objects if g.raw_classification == "HINT"] == [
+        "01N31"
+    ]

@@ -46,7 +46,8 @@ def _fact_terms(driver: Driver, database: str, tenant: str) -> dict[str, Any]:
         "RETURN count(CASE WHEN r.terms IS NULL OR r.scope IS NOT NULL THEN 1 END) AS bad, "
         "count(r.terms_current) AS open, count(r) AS all, "
         "collect([r.version_id, r.terms, r.terms_current]) AS terms",
-        t=tenant, database_=database,
+        t=tenant,
+        database_=database,
     )
     out = dict(row)
     out["terms"] = sorted(map(tuple, out["terms"]))
@@ -75,18 +76,43 @@ def test_an_old_store_is_migrated_on_first_search(
 ) -> None:
     assert isinstance(neo4j_store, SearchableStore)
     service = MemoryService(neo4j_store)
-    service.add_episode(tenant_id=ntenant, body=EpisodeCreate.model_validate({
-        "episode_id": "e1", "kind": "message", "occurred_at": SINCE,
-        "content": "Ada moved to the lighthouse on Harbour Street",
-    }))
-    first = service.write_facts(tenant_id=ntenant, deltas=[MemoryDelta(
-        subject="ada", subject_type="Person", predicate="address",
-        value="Marchmont Road", valid_from=SINCE, source_episode_id="e1",
-    )])
-    second = service.write_facts(tenant_id=ntenant, deltas=[MemoryDelta(
-        subject="ada", subject_type="Person", predicate="address",
-        value="Harbour Street", valid_from=LATER, source_episode_id="e1",
-    )])
+    service.add_episode(
+        tenant_id=ntenant,
+        body=EpisodeCreate.model_validate(
+            {
+                "episode_id": "e1",
+                "kind": "message",
+                "occurred_at": SINCE,
+                "content": "Ada moved to the lighthouse on Harbour Street",
+            }
+        ),
+    )
+    first = service.write_facts(
+        tenant_id=ntenant,
+        deltas=[
+            MemoryDelta(
+                subject="ada",
+                subject_type="Person",
+                predicate="address",
+                value="Marchmont Road",
+                valid_from=SINCE,
+                source_episode_id="e1",
+            )
+        ],
+    )
+    second = service.write_facts(
+        tenant_id=ntenant,
+        deltas=[
+            MemoryDelta(
+                subject="ada",
+                subject_type="Person",
+                predicate="address",
+                value="Harbour Street",
+                valid_from=LATER,
+                source_episode_id="e1",
+            )
+        ],
+    )
     assert neo4j_store.queue.add_entity_alias(
         tenant_id=ntenant, entity_id="ada", alias="Countess Lovelace"
     )
@@ -112,13 +138,19 @@ def test_an_old_store_is_migrated_on_first_search(
     )
     assert [h.item_id for h in facts] == [second.facts[0].fact_id]
     # The present does not offer the closed version; a past known_at does.
-    assert search.fulltext(
-        tenant_id=ntenant, kind=ItemKind.FACT, terms=["marchmont"], window=window, limit=5
-    ) == []
+    assert (
+        search.fulltext(
+            tenant_id=ntenant, kind=ItemKind.FACT, terms=["marchmont"], window=window, limit=5
+        )
+        == []
+    )
     past = Retriever.window(known_at=first.facts[0].recorded_at)
-    assert [h.item_id for h in search.fulltext(
-        tenant_id=ntenant, kind=ItemKind.FACT, terms=["marchmont"], window=past, limit=5
-    )] == [first.facts[0].fact_id]
+    assert [
+        h.item_id
+        for h in search.fulltext(
+            tenant_id=ntenant, kind=ItemKind.FACT, terms=["marchmont"], window=past, limit=5
+        )
+    ] == [first.facts[0].fact_id]
     entities = search.fulltext(
         tenant_id=ntenant, kind=ItemKind.ENTITY, terms=["lovelace"], window=window, limit=5
     )

@@ -78,15 +78,35 @@ def _extracted(svc: MemoryService, tenant: str, episode_id: str) -> None:
     """Take one episode through the queue to extracted, with model usage: its status,
     attempts and usage are part of the ledger an export carries."""
     q, now = svc.store.queue, utcnow()
-    assert q.enqueue(tenant_id=tenant, episode_id=episode_id, at=now,
-                     from_statuses=["stored"], reset_attempts=True) is not None
-    assert q.claim_episode(tenant_id=tenant, episode_id=episode_id, owner="w", now=now,
-                           lease_until=now + timedelta(minutes=5),
-                           from_statuses=["pending"]) is not None
-    usage = {"model": "m", "prompt_tokens": 120, "completion_tokens": 30, "calls": 2,
-             "latency_seconds": 1.5}
-    assert q.complete(tenant_id=tenant, episode_id=episode_id, owner="w", rejected=[],
-                      usage=usage)
+    assert (
+        q.enqueue(
+            tenant_id=tenant,
+            episode_id=episode_id,
+            at=now,
+            from_statuses=["stored"],
+            reset_attempts=True,
+        )
+        is not None
+    )
+    assert (
+        q.claim_episode(
+            tenant_id=tenant,
+            episode_id=episode_id,
+            owner="w",
+            now=now,
+            lease_until=now + timedelta(minutes=5),
+            from_statuses=["pending"],
+        )
+        is not None
+    )
+    usage = {
+        "model": "m",
+        "prompt_tokens": 120,
+        "completion_tokens": 30,
+        "calls": 2,
+        "latency_seconds": 1.5,
+    }
+    assert q.complete(tenant_id=tenant, episode_id=episode_id, owner="w", rejected=[], usage=usage)
     stored = svc.get_episode(tenant_id=tenant, episode_id=episode_id)
     assert stored.usage is not None
     assert stored.usage.prompt_tokens == 120
@@ -213,16 +233,28 @@ def test_writes_after_a_restore_record_after_every_restored_instant(tmp_path: Pa
             lines.append(json.dumps(r))
         restore(b, io.BytesIO("\n".join(lines).encode()), tenant_id="t2")
         latest = max(
-            from_db(json.loads(x)[k]) for x in lines for k in ("recorded_at", "retired_at")
+            from_db(json.loads(x)[k])
+            for x in lines
+            for k in ("recorded_at", "retired_at")
             if json.loads(x)["type"] in ("version", "assertion") and json.loads(x).get(k)
         )
         assert latest > utcnow()
         svc = MemoryService(b)
-        svc.add_episode(tenant_id="t2", body=EpisodeCreate(episode_id="late", content="x",
-                                                           occurred_at=T0))
-        written = svc.write_facts(tenant_id="t2", deltas=[MemoryDelta(
-            subject="zoe", predicate="city", value="a", valid_from=T0,
-            source_episode_id="late")]).facts
+        svc.add_episode(
+            tenant_id="t2", body=EpisodeCreate(episode_id="late", content="x", occurred_at=T0)
+        )
+        written = svc.write_facts(
+            tenant_id="t2",
+            deltas=[
+                MemoryDelta(
+                    subject="zoe",
+                    predicate="city",
+                    value="a",
+                    valid_from=T0,
+                    source_episode_id="late",
+                )
+            ],
+        ).facts
         assert [f.recorded_at > latest for f in written] == [True]
     finally:
         a.close()

@@ -51,27 +51,56 @@ def data(neo4j_store: Store, ntenant: str, embedder: SentenceEmbedder) -> str:
     service.write_facts(
         tenant_id=ntenant,
         deltas=[
-            MemoryDelta(subject="cust-7", subject_type="Customer", predicate="holds_account",
-                        object="acct-1", object_type="Account", valid_from=at,
-                        source_episode_id="crm"),
-            MemoryDelta(subject="cust-7", subject_type="Customer", predicate="holds_account",
-                        object="acct-2", object_type="Account", valid_from=at,
-                        valid_to=d("2026-02-01T00:00:00"), source_episode_id="crm"),
-            MemoryDelta(subject="acct-1", predicate="account_status", value="frozen",
-                        valid_from=at, source_episode_id="crm"),
-            MemoryDelta(subject="acct-2", predicate="account_status", value="overdrawn",
-                        valid_from=at, source_episode_id="crm"),
+            MemoryDelta(
+                subject="cust-7",
+                subject_type="Customer",
+                predicate="holds_account",
+                object="acct-1",
+                object_type="Account",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="cust-7",
+                subject_type="Customer",
+                predicate="holds_account",
+                object="acct-2",
+                object_type="Account",
+                valid_from=at,
+                valid_to=d("2026-02-01T00:00:00"),
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="acct-1",
+                predicate="account_status",
+                value="frozen",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
+            MemoryDelta(
+                subject="acct-2",
+                predicate="account_status",
+                value="overdrawn",
+                valid_from=at,
+                source_episode_id="crm",
+            ),
         ],
     )
-    turns = ["Ana: Did you book the flights to Porto for Mira?",
-             "Ben: Yes, we leave on the 3rd of May.",
-             "Ana: Great, Mira will pack tonight.",
-             "Ben: cust-7 called about the frozen account."]
+    turns = [
+        "Ana: Did you book the flights to Porto for Mira?",
+        "Ben: Yes, we leave on the 3rd of May.",
+        "Ana: Great, Mira will pack tonight.",
+        "Ben: cust-7 called about the frozen account.",
+    ]
     for i, text in enumerate(turns):
         service.add_episode(
             tenant_id=ntenant,
-            body=EpisodeCreate(episode_id=f"t{i}", content=text,
-                               occurred_at=d("2026-03-01T10:00:00"), session_id="s1"),
+            body=EpisodeCreate(
+                episode_id=f"t{i}",
+                content=text,
+                occurred_at=d("2026-03-01T10:00:00"),
+                session_id="s1",
+            ),
         )
     retriever = Retriever(searchable(neo4j_store), embedder=embedder, gather=False)
     retriever.ensure_indexed(ntenant)
@@ -80,8 +109,11 @@ def data(neo4j_store: Store, ntenant: str, embedder: SentenceEmbedder) -> str:
     # that both paths below read the same index state.
     last = None
     for _ in range(30):
-        now = [seen(retriever.search(tenant_id=ntenant, query=q, scopes=s, depth=0))
-               for q in QUERIES for s in ([ItemKind.EPISODE], [ItemKind.FACT])]
+        now = [
+            seen(retriever.search(tenant_id=ntenant, query=q, scopes=s, depth=0))
+            for q in QUERIES
+            for s in ([ItemKind.EPISODE], [ItemKind.FACT])
+        ]
         if now == last:
             break
         last = now
@@ -108,8 +140,9 @@ def runs(neo4j_store: Store) -> Iterator[list[str]]:
 
 
 def seen(results: list[SearchResult]) -> list[tuple[str, float, str, list[str]]]:
-    return [(r.kind.value, r.score, r.item.model_dump_json(), r.source_episode_ids)
-            for r in results]
+    return [
+        (r.kind.value, r.score, r.item.model_dump_json(), r.source_episode_ids) for r in results
+    ]
 
 
 QUERIES = [
@@ -134,8 +167,14 @@ def test_gathered_reads_rank_exactly_as_call_by_call(
     for window in WINDOWS:
         for depth in (0, 1, 2):
             for scopes in (list(ItemKind), [ItemKind.FACT], [ItemKind.EPISODE]):
-                args: dict[str, Any] = {"tenant_id": data, "query": query, "depth": depth,
-                                        "scopes": scopes, "limit": 5, **window}
+                args: dict[str, Any] = {
+                    "tenant_id": data,
+                    "query": query,
+                    "depth": depth,
+                    "scopes": scopes,
+                    "limit": 5,
+                    **window,
+                }
                 # Between two equal per-call answers the index held still (it settles
                 # for a while after writes on a busy server): the gathered answer read
                 # that same state.
@@ -163,11 +202,15 @@ def test_a_search_is_two_queries_in_one_read_transaction(
     # transaction.
     runs.clear()
     assert gathered.search(tenant_id=data, query=question)
-    assert runs == ["search.gather_candidates", "search.gather_expansion",
-                    "search.gather_staleness"]
+    assert runs == [
+        "search.gather_candidates",
+        "search.gather_expansion",
+        "search.gather_staleness",
+    ]
     runs.clear()
     assert Retriever(searchable(neo4j_store), embedder=embedder, gather=False).search(
-        tenant_id=data, query=question)
+        tenant_id=data, query=question
+    )
     assert len(runs) == 15  # call by call: six index queries, seven reads, two checks
 
 
@@ -177,8 +220,11 @@ def test_the_staleness_check_is_one_query_with_the_per_call_answers(
     search: Any = searchable(neo4j_store).search
     now = datetime.now(UTC)
     past = d("2026-01-15T00:00:00")
-    accounts = [("cust-7", "holds_account"), ("acct-1", "account_status"),
-                ("acct-2", "account_status")]
+    accounts = [
+        ("cust-7", "holds_account"),
+        ("acct-1", "account_status"),
+        ("acct-2", "account_status"),
+    ]
     cases: list[tuple[list[str], list[tuple[str, str]], datetime]] = [
         (["crm"], accounts, now),
         # holds_account is many-valued: not covered by what the episodes sourced, so its
@@ -194,20 +240,27 @@ def test_the_staleness_check_is_one_query_with_the_per_call_answers(
         return sorted(f.model_dump_json() for f in facts)
 
     for episode_ids, pairs, known_at in cases:
-        around = search.facts_sourced_by(tenant_id=data, episode_ids=episode_ids,
-                                         known_at=known_at)
+        around = search.facts_sourced_by(tenant_id=data, episode_ids=episode_ids, known_at=known_at)
         covered = {(f.subject, f.predicate) for f in around if f.cardinality == "one"}
         rest = sorted(set(pairs) - covered)
-        expected = (versions(around), versions(search.timeline_versions(
-            tenant_id=data, pairs=rest, known_at=known_at)))
+        expected = (
+            versions(around),
+            versions(search.timeline_versions(tenant_id=data, pairs=rest, known_at=known_at)),
+        )
         runs.clear()
 
-        def gathered(reads: Any, ids: list[str] = episode_ids, pairs: list[Any] = pairs,
-                     rest: list[Any] = rest, at: datetime = known_at) -> Any:
+        def gathered(
+            reads: Any,
+            ids: list[str] = episode_ids,
+            pairs: list[Any] = pairs,
+            rest: list[Any] = rest,
+            at: datetime = known_at,
+        ) -> Any:
             reads.prefetch_staleness(tenant_id=data, episode_ids=ids, pairs=pairs, known_at=at)
-            return (versions(reads.facts_sourced_by(tenant_id=data, episode_ids=ids,
-                                                    known_at=at)),
-                    versions(reads.timeline_versions(tenant_id=data, pairs=rest, known_at=at)))
+            return (
+                versions(reads.facts_sourced_by(tenant_id=data, episode_ids=ids, known_at=at)),
+                versions(reads.timeline_versions(tenant_id=data, pairs=rest, known_at=at)),
+            )
 
         assert search.gather(gathered) == expected, (episode_ids, pairs)
         assert runs == ["search.gather_staleness"]
@@ -230,15 +283,29 @@ def test_expansion_reads_which_episodes_are_visible_and_loads_records_on_demand(
     # Now, and when crm was recorded but not yet the turns written after it.
     for known_at in (datetime.now(UTC), crm["crm"].recorded_at):
         window = Window(as_of=known_at, known_at=known_at)
-        expected = {k: v.model_dump_json() for k, v in search.episodes_by_id(
-            tenant_id=data, episode_ids=ids, known_at=known_at).items()}
+        expected = {
+            k: v.model_dump_json()
+            for k, v in search.episodes_by_id(
+                tenant_id=data, episode_ids=ids, known_at=known_at
+            ).items()
+        }
         runs.clear()
 
         def gathered(reads: Any, at: datetime = known_at, w: Window = window) -> Any:
             reads.prefetch_expansion(
-                tenant_id=data, window=w, fact_ids=[], top_fact_ids=[], seed_ids=[],
-                entity_ids=[], episode_ids=ids, context_ids=[], hop=False, max_facts=10,
-                max_mentions=10, radius=0)
+                tenant_id=data,
+                window=w,
+                fact_ids=[],
+                top_fact_ids=[],
+                seed_ids=[],
+                entity_ids=[],
+                episode_ids=ids,
+                context_ids=[],
+                hop=False,
+                max_facts=10,
+                max_mentions=10,
+                radius=0,
+            )
             found = reads.episodes_by_id(tenant_id=data, episode_ids=ids, known_at=at)
             keys = list(found)
             after_keys = list(runs)
@@ -268,9 +335,19 @@ def test_an_episode_erased_between_the_queries_runs_the_search_again(
 
     def gathered(reads: Any) -> dict[str, str]:
         reads.prefetch_expansion(
-            tenant_id=data, window=Window(as_of=at, known_at=at), fact_ids=[],
-            top_fact_ids=[], seed_ids=[], entity_ids=[], episode_ids=ids, context_ids=[],
-            hop=False, max_facts=10, max_mentions=10, radius=0)
+            tenant_id=data,
+            window=Window(as_of=at, known_at=at),
+            fact_ids=[],
+            top_fact_ids=[],
+            seed_ids=[],
+            entity_ids=[],
+            episode_ids=ids,
+            context_ids=[],
+            hop=False,
+            max_facts=10,
+            max_mentions=10,
+            radius=0,
+        )
         found = reads.episodes_by_id(tenant_id=data, episode_ids=ids, known_at=at)
         attempts.append(list(found))
         if len(attempts) == 1:

@@ -107,9 +107,16 @@ def test_small_tenant_is_not_crowded_out(
     _episode(service, tenant, "acme")
     mine = service.write_facts(
         tenant_id=tenant,
-        deltas=[MemoryDelta(subject="acme", subject_type="Customer", predicate="note",
-                            value="an invoice is overdue since March", valid_from=SINCE,
-                            source_episode_id="src")],
+        deltas=[
+            MemoryDelta(
+                subject="acme",
+                subject_type="Customer",
+                predicate="note",
+                value="an invoice is overdue since March",
+                valid_from=SINCE,
+                source_episode_id="src",
+            )
+        ],
     )
     fact_id = mine.facts[0].fact_id
     _fill(store, big_tenant, embedder)
@@ -125,8 +132,12 @@ def test_small_tenant_is_not_crowded_out(
     assert len(theirs) == 3
     qvec = retriever.embed_query(QUERY)
     near = index.vector_search(
-        tenant_id=big_tenant, kind=ItemKind.FACT, vector=qvec, model=embedder.name,
-        window=window, limit=3,
+        tenant_id=big_tenant,
+        kind=ItemKind.FACT,
+        vector=qvec,
+        model=embedder.name,
+        window=window,
+        limit=3,
     )
     assert len(near) == 3
 
@@ -139,8 +150,12 @@ def test_small_tenant_is_not_crowded_out(
     # its own document frequencies (test_fulltext_order_ignores_other_tenants).
 
     vec = index.vector_search(
-        tenant_id=tenant, kind=ItemKind.FACT, vector=qvec, model=embedder.name,
-        window=window, limit=5,
+        tenant_id=tenant,
+        kind=ItemKind.FACT,
+        vector=qvec,
+        model=embedder.name,
+        window=window,
+        limit=5,
     )
     assert [h.item_id for h in vec] == [fact_id]
     assert vec[0].score < near[0].score
@@ -150,9 +165,7 @@ def test_small_tenant_is_not_crowded_out(
     assert all(r.item.tenant_id == tenant for r in found)
 
 
-def test_fulltext_order_ignores_other_tenants(
-    store: Store, tenant: str, big_tenant: str
-) -> None:
+def test_fulltext_order_ignores_other_tenants(store: Store, tenant: str, big_tenant: str) -> None:
     """A tenant's fulltext order is its own: another tenant writing many rows that hold
     one of the query's words does not change it. (Scores move a little: Lucene's and
     FTS5's document count and average length span the index; the document frequencies,
@@ -167,8 +180,14 @@ def test_fulltext_order_ignores_other_tenants(
     written = service.write_facts(
         tenant_id=tenant,
         deltas=[
-            MemoryDelta(subject=f"doc-{i}", subject_type="Document", predicate="note",
-                        value=v, valid_from=SINCE, source_episode_id="src")
+            MemoryDelta(
+                subject=f"doc-{i}",
+                subject_type="Document",
+                predicate="note",
+                value=v,
+                valid_from=SINCE,
+                source_episode_id="src",
+            )
             for i, v in enumerate(values)
         ],
     )
@@ -177,8 +196,11 @@ def test_fulltext_order_ignores_other_tenants(
 
     def ranked() -> list[str]:
         hits = store.search.fulltext(
-            tenant_id=tenant, kind=ItemKind.FACT, terms=terms("renewal notice"),
-            window=window, limit=5,
+            tenant_id=tenant,
+            kind=ItemKind.FACT,
+            terms=terms("renewal notice"),
+            window=window,
+            limit=5,
         )
         return [h.item_id for h in hits]
 
@@ -188,8 +210,14 @@ def test_fulltext_order_ignores_other_tenants(
     service.write_facts(
         tenant_id=big_tenant,
         deltas=[
-            MemoryDelta(subject=f"n-{i}", subject_type="Document", predicate="note",
-                        value=f"notice number {i}", valid_from=SINCE, source_episode_id="src")
+            MemoryDelta(
+                subject=f"n-{i}",
+                subject_type="Document",
+                predicate="note",
+                value=f"notice number {i}",
+                valid_from=SINCE,
+                source_episode_id="src",
+            )
             for i in range(400)
         ],
     )

@@ -36,18 +36,33 @@ def d(text: str) -> datetime:
 @pytest.fixture
 def data(neo4j_store: Store, ntenant: str) -> dict[str, set[str]]:
     service = MemoryService(neo4j_store)
-    service.add_episode(tenant_id=ntenant, body=EpisodeCreate(
-        episode_id="src", content="inventory", occurred_at=d("2020-01-01T00:00:00")))
+    service.add_episode(
+        tenant_id=ntenant,
+        body=EpisodeCreate(
+            episode_id="src", content="inventory", occurred_at=d("2020-01-01T00:00:00")
+        ),
+    )
     ended = [
-        MemoryDelta(subject=f"lamp-{i}", subject_type="Item", predicate="lamp_note",
-                    value="lamp lamp", valid_from=d("2020-01-01T00:00:00"),
-                    valid_to=d("2021-01-01T00:00:00"), source_episode_id="src")
+        MemoryDelta(
+            subject=f"lamp-{i}",
+            subject_type="Item",
+            predicate="lamp_note",
+            value="lamp lamp",
+            valid_from=d("2020-01-01T00:00:00"),
+            valid_to=d("2021-01-01T00:00:00"),
+            source_episode_id="src",
+        )
         for i in range(HIDDEN)
     ]
     valid = [
-        MemoryDelta(subject=f"desk-{i}", subject_type="Item", predicate="comment",
-                    value="an old desk under a dusty green reading lamp by the window",
-                    valid_from=d("2022-01-01T00:00:00"), source_episode_id="src")
+        MemoryDelta(
+            subject=f"desk-{i}",
+            subject_type="Item",
+            predicate="comment",
+            value="an old desk under a dusty green reading lamp by the window",
+            valid_from=d("2022-01-01T00:00:00"),
+            source_episode_id="src",
+        )
         for i in range(VISIBLE)
     ]
     service.write_facts(tenant_id=ntenant, deltas=ended + valid)
@@ -66,11 +81,16 @@ def test_the_present_widens_past_ended_facts(
     window = Retriever.window()
     # The first fetch of the present (limit + 8 rows here) holds only ended facts: without
     # widening the page would be empty.
-    first = search.conn.run("search.fulltext_facts", {
-        "query": fulltext_query(ntenant, ItemKind.FACT, ["lamp"], window),
-        "fetch": 12, "tenant_id": ntenant,
-        "as_of": window.as_of, "known_at": window.known_at,
-    })
+    first = search.conn.run(
+        "search.fulltext_facts",
+        {
+            "query": fulltext_query(ntenant, ItemKind.FACT, ["lamp"], window),
+            "fetch": 12,
+            "tenant_id": ntenant,
+            "as_of": window.as_of,
+            "known_at": window.known_at,
+        },
+    )
     assert len(first) == 12
     assert not any(r["ok"] for r in first)
     assert {r["item_id"] for r in first} <= data["ended"]
@@ -80,17 +100,24 @@ def test_the_present_widens_past_ended_facts(
     )
 
     def gathered(reads: GatheredReads) -> list[Hit]:
-        reads.prefetch_candidates(tenant_id=ntenant, terms=["lamp"], vector=None, model="m",
-                                  window=window, limit=LIMIT)
-        return reads.fulltext(tenant_id=ntenant, kind=ItemKind.FACT, terms=["lamp"],
-                              window=window, limit=LIMIT)
+        reads.prefetch_candidates(
+            tenant_id=ntenant, terms=["lamp"], vector=None, model="m", window=window, limit=LIMIT
+        )
+        return reads.fulltext(
+            tenant_id=ntenant, kind=ItemKind.FACT, terms=["lamp"], window=window, limit=LIMIT
+        )
 
     for hits in (per_call, search.gather(gathered)):
         assert len(hits) == LIMIT
         assert {h.item_id for h in hits} <= data["visible"]
     assert per_call == search.gather(gathered)
     # In the past the ended facts are the answer, and they rank first.
-    past = search.fulltext(tenant_id=ntenant, kind=ItemKind.FACT, terms=["lamp"],
-                           window=Retriever.window(as_of=d("2020-06-01T00:00:00")), limit=LIMIT)
+    past = search.fulltext(
+        tenant_id=ntenant,
+        kind=ItemKind.FACT,
+        terms=["lamp"],
+        window=Retriever.window(as_of=d("2020-06-01T00:00:00")),
+        limit=LIMIT,
+    )
     assert len(past) == LIMIT
     assert {h.item_id for h in past} <= data["ended"]

@@ -216,16 +216,20 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
     for tenant, text in (("small", "renewal talk with acme"), ("big", "noise")):
         svc.add_episode(
             tenant_id=tenant,
-            body=EpisodeCreate(episode_id="src", kind=EpisodeKind.EVENT, content=text,
-                               occurred_at=at),
+            body=EpisodeCreate(
+                episode_id="src", kind=EpisodeKind.EVENT, content=text, occurred_at=at
+            ),
         )
     # Within "small" both query words are in one row each, and "notice" twice in its row:
     # it ranks first. Counted over both tenants ("notice" in 400 rows of "big") it would
     # weigh next to nothing, and the "renewal" row would rank first.
     small = svc.write_facts(
         tenant_id="small",
-        deltas=[_note("doc-0", "renewal due"), _note("doc-1", "notice, notice again"),
-                _note("doc-2", "an unrelated remark")],
+        deltas=[
+            _note("doc-0", "renewal due"),
+            _note("doc-1", "notice, notice again"),
+            _note("doc-2", "an unrelated remark"),
+        ],
     ).facts
     svc.write_facts(
         tenant_id="big", deltas=[_note(f"n-{i}", f"notice number {i}") for i in range(400)]
@@ -252,13 +256,14 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
         s.conn.read("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)")
         scopes = s.conn.read("SELECT DISTINCT tenant_id, kind, scope FROM search_docs")
         assert len(scopes) == 6  # two tenants, three kinds
-        assert all(
-            r["scope"] == scope_token(r["tenant_id"], ItemKind(r["kind"])) for r in scopes
-        )
+        assert all(r["scope"] == scope_token(r["tenant_id"], ItemKind(r["kind"])) for r in scopes)
 
         def found(tenant: str, kind: ItemKind, query: str) -> list[str]:
             hits = s.search.fulltext(
-                tenant_id=tenant, kind=kind, terms=terms(query), window=Retriever.window(),
+                tenant_id=tenant,
+                kind=kind,
+                terms=terms(query),
+                window=Retriever.window(),
                 limit=5,
             )
             return [h.item_id for h in hits]
@@ -274,8 +279,12 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
         svc = MemoryService(s)
         svc.add_episode(
             tenant_id="small",
-            body=EpisodeCreate(episode_id="late", kind=EpisodeKind.EVENT,
-                               content="a quarterly invoice", occurred_at=at),
+            body=EpisodeCreate(
+                episode_id="late",
+                kind=EpisodeKind.EVENT,
+                content="a quarterly invoice",
+                occurred_at=at,
+            ),
         )
         svc.write_facts(tenant_id="small", deltas=[_note("ledger", "quarterly invoice")])
         assert found("small", ItemKind.EPISODE, "quarterly") == ["late"]

@@ -130,13 +130,22 @@ def sql_sites(path: Path) -> list[Site]:
         segment = source[start:end]
         # One query per ';'-separated statement of a literal (scripts hold many).
         stmt_starts = [0] + [m.end() for m in re.finditer(";", segment)]
-        for m in sorted([*_SQL_PARAM.finditer(segment), *_SQL_JOIN.finditer(segment)],
-                        key=lambda m: m.start()):
+        for m in sorted(
+            [*_SQL_PARAM.finditer(segment), *_SQL_JOIN.finditer(segment)], key=lambda m: m.start()
+        ):
             stmt = max(s for s in stmt_starts if s <= m.start())
             line = source[: start + stmt].count("\n") + 1
             repl = f"{m.group(1)} IS NOT NULL" if m.re is _SQL_PARAM else "1 = 1"
-            sites.append(Site(path, f"{path.relative_to(ROOT)}:{line}", start + m.start(),
-                              start + m.end(), repl, m.group(0)))
+            sites.append(
+                Site(
+                    path,
+                    f"{path.relative_to(ROOT)}:{line}",
+                    start + m.start(),
+                    start + m.end(),
+                    repl,
+                    m.group(0),
+                )
+            )
     return sites
 
 
@@ -242,8 +251,9 @@ class Mutant:
         for s in sorted(self.sites, key=lambda s: s.start, reverse=True):
             text = text[: s.start] + s.replacement + text[s.end :]
         if cypher_fragments is not None:
-            variables = {m.group(1) for s in self.sites for m in [re.match(r"(\w+)\.", s.text)]
-                         if m}
+            variables = {
+                m.group(1) for s in self.sites for m in [re.match(r"(\w+)\.", s.text)] if m
+            }
             for s in self.sites:  # a map entry: the variable is the pattern's
                 if s.text.startswith("tenant_id"):
                     pat = original.rfind("(", 0, s.start), original.rfind("[", 0, s.start)
@@ -273,9 +283,23 @@ def find(store: str) -> list[Site]:
 # Third-party modules the tests import, loaded once by this process: each mutant then
 # runs in a fork of it, and only the project's own (mutated) modules are imported anew.
 # On a loaded machine that saves most of a pytest start.
-PRELOAD = ("numpy", "torch", "sentence_transformers", "fastapi", "fastapi.testclient",
-           "starlette", "pydantic", "pydantic_settings", "httpx", "neo4j", "uvicorn", "typer",
-           "pytest", "_pytest.python", "hypothesis")  # not pytest plugins: pytest warns
+PRELOAD = (
+    "numpy",
+    "torch",
+    "sentence_transformers",
+    "fastapi",
+    "fastapi.testclient",
+    "starlette",
+    "pydantic",
+    "pydantic_settings",
+    "httpx",
+    "neo4j",
+    "uvicorn",
+    "typer",
+    "pytest",
+    "_pytest.python",
+    "hypothesis",
+)  # not pytest plugins: pytest warns
 
 
 def preload() -> None:
@@ -290,8 +314,17 @@ def run_tests(env: dict[str, str], cwd: Path, marker: str, tests: list[str]) -> 
     """pytest -x on the tests, in a fork of this process (see PRELOAD); (passed, summary)."""
     # Plugins such as anyio came in with the preloaded modules, before pytest could
     # rewrite their asserts; they have none we rely on.
-    args = ["-x", "-q", "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestAssertRewriteWarning",
-            "-m", marker, *tests]
+    args = [
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+        "-m",
+        marker,
+        *tests,
+    ]
     with tempfile.TemporaryFile(mode="w+") as out:
         pid = os.fork()
         if pid == 0:  # the child: the mutated tree first on the path, then pytest
@@ -330,12 +363,19 @@ def private_neo4j(state: Path, env: dict[str, str]) -> tuple[str, Callable[[], N
     penv = {**env, "SGAM_NEO4J_STATE_DIR": str(state)}
 
     def down() -> None:
-        subprocess.run(["bash", str(launcher), "down"], env=penv, check=False,
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            ["bash", str(launcher), "down"], env=penv, check=False, capture_output=True, timeout=300
+        )
 
     try:
-        out = subprocess.run(["bash", str(launcher), "up"], env=penv, capture_output=True,
-                             text=True, check=True, timeout=1200)
+        out = subprocess.run(
+            ["bash", str(launcher), "up"],
+            env=penv,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=1200,
+        )
     except BaseException:
         down()
         raise
@@ -349,8 +389,12 @@ def main() -> int:
     ap.add_argument("--list", action="store_true", help="list the filters and exit")
     ap.add_argument("--match", default="", help="only mutants whose name contains this")
     ap.add_argument("--tests", nargs="*", default=TESTS)
-    ap.add_argument("--range", default="", metavar="A:B",
-                    help="only mutants A to B (1-based, as numbered in the output)")
+    ap.add_argument(
+        "--range",
+        default="",
+        metavar="A:B",
+        help="only mutants A to B (1-based, as numbered in the output)",
+    )
     ap.add_argument("--only", default="", metavar="N,M,...", help="only these mutants")
     args = ap.parse_args()
     sites = find(args.store)
@@ -374,8 +418,13 @@ def main() -> int:
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="sgam-mutants-")))
         if args.store == "sqlite":
-            files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
-                                   capture_output=True, text=True, check=True).stdout.split()
+            files = subprocess.run(
+                ["git", "ls-files", "-co", "--exclude-standard"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
             for f in files:
                 if (ROOT / f).is_file():
                     (work / f).parent.mkdir(parents=True, exist_ok=True)
@@ -399,8 +448,11 @@ def main() -> int:
         t0 = time.monotonic()
         for n, m in numbered:
             path = m.sites[0].path
-            target = (work / path.relative_to(ROOT)) if args.store == "sqlite" else (
-                work / "cypher" / path.name)
+            target = (
+                (work / path.relative_to(ROOT))
+                if args.store == "sqlite"
+                else (work / "cypher" / path.name)
+            )
             original = path.read_text()
             mutated = m.apply(original, fragments)
             target.write_text(mutated)

@@ -104,9 +104,7 @@ def test_neighbourhood_follows_the_policies_valid_on_the_day(
     browser.get(f"{insurance_server}{ADA}?as_of={day}")
     bars_settled(browser)
     nodes = wait_for(browser, lambda d: graph_nodes(d) or None)
-    hood = _api(
-        insurance_server, "/entities/cust-ada/neighbors", depth=2, as_of=f"{day}T00:00:00Z"
-    )
+    hood = _api(insurance_server, "/entities/cust-ada/neighbors", depth=2, as_of=f"{day}T00:00:00Z")
     assert nodes == sorted(e["entity_id"] for e in hood["entities"])
     assert {"cust-ada", "acct-ada-1", "acct-ada-2"} | present <= set(nodes)
     assert not absent & set(nodes)

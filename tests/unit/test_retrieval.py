@@ -227,8 +227,14 @@ def test_combine_is_a_weighted_mean_without_proximity_for_entities() -> None:
     assert out[(F, "f")] == pytest.approx((1 + 1 + 2 * 0.5) / 4)
     assert out[(E, "e")] == pytest.approx(2 / 4)
     no_seeds = combine(
-        nodes, fused={(F, "f"): 1.0}, relevance={}, context={}, ppr={}, dist={},
-        has_seeds=False, cfg=cfg,
+        nodes,
+        fused={(F, "f"): 1.0},
+        relevance={},
+        context={},
+        ppr={},
+        dist={},
+        has_seeds=False,
+        cfg=cfg,
     )
     assert no_seeds[(F, "f")] == pytest.approx(1 / 2)
 
@@ -263,9 +269,11 @@ def test_stale_values_are_those_not_held_at_the_time() -> None:
 
 
 def test_a_value_held_again_later_is_not_stale() -> None:
-    vs = [fact("gold", T0, T0 + timedelta(days=1)), fact("silver", T0 + timedelta(days=1),
-          T0 + timedelta(days=2)), fact("gold", T0 + timedelta(days=2), fact_id="f-gold2",
-          version_id="v-gold2")]
+    vs = [
+        fact("gold", T0, T0 + timedelta(days=1)),
+        fact("silver", T0 + timedelta(days=1), T0 + timedelta(days=2)),
+        fact("gold", T0 + timedelta(days=2), fact_id="f-gold2", version_id="v-gold2"),
+    ]
     assert stale_values(vs, T0 + timedelta(days=3)) == {"silver"}
 
 

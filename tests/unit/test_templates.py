@@ -242,8 +242,7 @@ def test_an_unknown_fragment_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(TemplateError) as e:
         parse_template(path)
     assert str(e.value) == (
-        "typo.cypher: unknown fragment 'demo_projektion' in '// include:'"
-        " (known: demo_projection)"
+        "typo.cypher: unknown fragment 'demo_projektion' in '// include:' (known: demo_projection)"
     )
     with pytest.raises(TemplateError, match="unknown fragment 'demo_projektion'"):
         load_templates(tmp_path)
@@ -256,7 +255,9 @@ def test_parameters_are_checked_after_splicing(tmp_path: Path) -> None:
         parse_template(path)
     declared = USES.replace("params: tenant_id, subject", "params: tenant_id, subject, label")
     assert parse_template(write(tmp_path, declared, "uses.cypher")).params == {
-        "tenant_id", "subject", "label"
+        "tenant_id",
+        "subject",
+        "label",
     }
     # ...and a fragment that writes makes a read template refuse to load.
     writes = FRAGMENT.replace("RETURN", "SET e.seen = true RETURN")

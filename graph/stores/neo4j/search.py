@@ -125,7 +125,8 @@ class Neo4jSearch:
         dropped: rebuilding the vector indexes of a large store takes long."""
         found = {r["name"]: r for r in self.conn.run("search.indexes", {})}
         outdated = [
-            name for name, props in _INDEX_PROPERTIES.items()
+            name
+            for name, props in _INDEX_PROPERTIES.items()
             if name in found and sorted(found[name]["properties"] or []) != sorted(props)
         ]
         if not outdated:
@@ -154,10 +155,18 @@ class Neo4jSearch:
             self.conn.run("search.set_fact_terms", {"rows": out})
             after = rows[-1]["id"]
         while rows := self.conn.run("search.backfill_nodes", {"batch": _BACKFILL_BATCH}):
-            self.conn.run("search.set_node_terms", {"rows": [
-                {"node": r["node"], "terms": index_terms(scope_token(r["tenant_id"]), r["text"])}
-                for r in rows
-            ]})
+            self.conn.run(
+                "search.set_node_terms",
+                {
+                    "rows": [
+                        {
+                            "node": r["node"],
+                            "terms": index_terms(scope_token(r["tenant_id"]), r["text"]),
+                        }
+                        for r in rows
+                    ]
+                },
+            )
 
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
@@ -194,8 +203,7 @@ class Neo4jSearch:
                 take = batch_size if limit is None else min(batch_size, limit - done)
                 rows = self._s(
                     _PENDING[kind],
-                    {"tenant_id": tenant_id, "since": utc(since), "model": model,
-                     "limit": take},
+                    {"tenant_id": tenant_id, "since": utc(since), "model": model, "limit": take},
                 )
                 if rows:
                     done += self._embed(tenant_id, kind, rows, embedder)
@@ -231,16 +239,17 @@ class Neo4jSearch:
         )
         return out
 
-    def _embed(
-        self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder
-    ) -> int:
+    def _embed(self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder) -> int:
         model = embedder.name
         reuse: dict[str, list[float]] = {}
         if kind == ItemKind.FACT:
             found = self._s(
                 "search.fact_vectors",
-                {"tenant_id": tenant_id, "fact_ids": sorted({r["fact_id"] for r in rows}),
-                 "model": model},
+                {
+                    "tenant_id": tenant_id,
+                    "fact_ids": sorted({r["fact_id"] for r in rows}),
+                    "model": model,
+                },
             )
             reuse = {f["fact_id"]: f["embedding"] for f in found if f["embedding"] is not None}
         todo = [r for r in rows if kind != ItemKind.FACT or r["fact_id"] not in reuse]
@@ -260,7 +269,12 @@ class Neo4jSearch:
 
     # -- candidates --------------------------------------------------------------------
     def _widening(
-        self, name: str, params: dict[str, Any], limit: int, window: Window, *,
+        self,
+        name: str,
+        params: dict[str, Any],
+        limit: int,
+        window: Window,
+        *,
         cosine: bool = False,
     ) -> list[Hit]:
         """Run an index query with a growing ``fetch`` until ``limit`` visible items are
@@ -317,8 +331,12 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.facts_by_id",
-            {"tenant_id": tenant_id, "fact_ids": sorted(set(fact_ids)),
-             "as_of": utc(window.as_of), "known_at": utc(window.known_at)},
+            {
+                "tenant_id": tenant_id,
+                "fact_ids": sorted(set(fact_ids)),
+                "as_of": utc(window.as_of),
+                "known_at": utc(window.known_at),
+            },
         )
         return {f.fact_id: f for f in (fact_from_props(r["fact"]) for r in rows)}
 
@@ -329,8 +347,13 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.facts_touching",
-            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "as_of": utc(window.as_of), "known_at": utc(window.known_at), "limit": limit},
+            {
+                "tenant_id": tenant_id,
+                "entity_ids": sorted(set(entity_ids)),
+                "as_of": utc(window.as_of),
+                "known_at": utc(window.known_at),
+                "limit": limit,
+            },
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -341,8 +364,11 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.facts_sourced_by",
-            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": utc(known_at)},
+            {
+                "tenant_id": tenant_id,
+                "episode_ids": sorted(set(episode_ids)),
+                "known_at": utc(known_at),
+            },
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -353,8 +379,11 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.timeline_versions",
-            {"tenant_id": tenant_id, "pairs": [list(p) for p in sorted(set(pairs))],
-             "known_at": utc(known_at)},
+            {
+                "tenant_id": tenant_id,
+                "pairs": [list(p) for p in sorted(set(pairs))],
+                "known_at": utc(known_at),
+            },
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
@@ -365,12 +394,13 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.episodes_by_id",
-            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": utc(known_at)},
+            {
+                "tenant_id": tenant_id,
+                "episode_ids": sorted(set(episode_ids)),
+                "known_at": utc(known_at),
+            },
         )
-        return Decoded(
-            {r["episode"]["episode_id"]: r["episode"] for r in rows}, episode_from_props
-        )
+        return Decoded({r["episode"]["episode_id"]: r["episode"] for r in rows}, episode_from_props)
 
     def entities_by_id(
         self, *, tenant_id: str, entity_ids: Sequence[str], known_at: datetime
@@ -379,8 +409,11 @@ class Neo4jSearch:
             return {}
         rows = self._s(
             "search.entities_by_id",
-            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "known_at": utc(known_at)},
+            {
+                "tenant_id": tenant_id,
+                "entity_ids": sorted(set(entity_ids)),
+                "known_at": utc(known_at),
+            },
         )
         return Decoded(
             {r["entity"]["entity_id"]: r["entity"] for r in rows},
@@ -403,8 +436,12 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.mentioning",
-            {"tenant_id": tenant_id, "entity_ids": sorted(set(entity_ids)),
-             "known_at": utc(known_at), "limit": limit},
+            {
+                "tenant_id": tenant_id,
+                "entity_ids": sorted(set(entity_ids)),
+                "known_at": utc(known_at),
+                "limit": limit,
+            },
         )
         return [(r["episode_id"], r["entity_id"]) for r in rows]
 
@@ -415,8 +452,12 @@ class Neo4jSearch:
             return []
         rows = self._s(
             "search.session_neighbors",
-            {"tenant_id": tenant_id, "episode_ids": sorted(set(episode_ids)),
-             "known_at": utc(known_at), "radius": radius},
+            {
+                "tenant_id": tenant_id,
+                "episode_ids": sorted(set(episode_ids)),
+                "known_at": utc(known_at),
+                "radius": radius,
+            },
         )
         return [(r["episode_id"], r["other"], int(r["offset"])) for r in rows]
 
@@ -568,7 +609,9 @@ class _Gathered(Neo4jSearch):
         key = self._cand_key
         if (
             key is not None
-            and key[0] == tenant_id and key[2] == window and key[3] == limit
+            and key[0] == tenant_id
+            and key[2] == window
+            and key[3] == limit
             and self._cand_model == model
             and self._cand_vector == [float(x) for x in vector]
         ):
@@ -576,7 +619,11 @@ class _Gathered(Neo4jSearch):
             if hits is not None:
                 return hits
         return super().vector_search(
-            tenant_id=tenant_id, kind=kind, vector=vector, model=model, window=window,
+            tenant_id=tenant_id,
+            kind=kind,
+            vector=vector,
+            model=model,
+            window=window,
             limit=limit,
         )
 
@@ -631,8 +678,12 @@ class _Gathered(Neo4jSearch):
     ) -> None:
         row = self._s(
             "search.gather_staleness",
-            {"tenant_id": tenant_id, "episode_ids": _ids(episode_ids),
-             "pairs": [list(p) for p in sorted(set(pairs))], "known_at": utc(known_at)},
+            {
+                "tenant_id": tenant_id,
+                "episode_ids": _ids(episode_ids),
+                "pairs": [list(p) for p in sorted(set(pairs))],
+                "known_at": utc(known_at),
+            },
         )[0]
         self._st_key = (tenant_id, _ids(episode_ids), known_at)
         self._st_around = [fact_from_props(p) for p in row["around"]]
@@ -655,7 +706,9 @@ class _Gathered(Neo4jSearch):
         key = self._st_key
         wanted = {(s, p) for s, p in pairs}
         if (
-            key is not None and key[0] == tenant_id and key[2] == known_at
+            key is not None
+            and key[0] == tenant_id
+            and key[2] == known_at
             and wanted <= self._st_pairs
         ):
             return [fact_from_props(f) for pair, f in self._st_versions if pair in wanted]
@@ -671,9 +724,7 @@ class _Gathered(Neo4jSearch):
         x = self._x
         if self._x_key == (tenant_id, window) and _ids(fact_ids) == x["fact_ids"]:
             if self._x_facts is None:
-                self._x_facts = {
-                    f.fact_id: f for f in (fact_from_props(p) for p in x["facts"])
-                }
+                self._x_facts = {f.fact_id: f for f in (fact_from_props(p) for p in x["facts"])}
             return dict(self._x_facts)
         return super().facts_by_id(tenant_id=tenant_id, fact_ids=fact_ids, window=window)
 
@@ -682,8 +733,11 @@ class _Gathered(Neo4jSearch):
     ) -> list[Fact]:
         x = self._x
         if (
-            self._x_key == (tenant_id, window) and x["hop"] and limit == x["max_facts"]
-            and entity_ids and set(entity_ids) == set(x["frontier"])
+            self._x_key == (tenant_id, window)
+            and x["hop"]
+            and limit == x["max_facts"]
+            and entity_ids
+            and set(entity_ids) == set(x["frontier"])
         ):
             return [fact_from_props(p) for p in x["around"]]
         return super().facts_touching(
@@ -695,7 +749,8 @@ class _Gathered(Neo4jSearch):
     ) -> list[tuple[str, str]]:
         x = self._x
         if (
-            self._foreseen(tenant_id, known_at) and limit == x["max_mentions"]
+            self._foreseen(tenant_id, known_at)
+            and limit == x["max_mentions"]
             and _ids(entity_ids) == x["seed_ids"]
         ):
             return [(ep, ent) for ep, ent in x["mentioning"]]
@@ -705,8 +760,10 @@ class _Gathered(Neo4jSearch):
 
     def mentions_of(self, *, tenant_id: str, episode_ids: Sequence[str]) -> list[tuple[str, str]]:
         x = self._x
-        if self._x_key is not None and self._x_key[0] == tenant_id and (
-            _ids(episode_ids) == x["episode_ids"]
+        if (
+            self._x_key is not None
+            and self._x_key[0] == tenant_id
+            and (_ids(episode_ids) == x["episode_ids"])
         ):
             return [(ep, ent) for ep, ent in x["mentions"]]
         return super().mentions_of(tenant_id=tenant_id, episode_ids=episode_ids)
@@ -716,7 +773,8 @@ class _Gathered(Neo4jSearch):
     ) -> list[tuple[str, str, int]]:
         x = self._x
         if (
-            self._foreseen(tenant_id, known_at) and radius == x["radius"]
+            self._foreseen(tenant_id, known_at)
+            and radius == x["radius"]
             and _ids(episode_ids) == x["context_ids"]
         ):
             if radius < 1:
@@ -765,9 +823,7 @@ class _Gathered(Neo4jSearch):
         if self._foreseen(tenant_id, known_at) and x["entity_scope"].issuperset(ids):
             wanted = set(ids)
             found = {p["entity_id"]: p for p in x["entities"] if p["entity_id"] in wanted}
-            return Decoded(
-                dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p)
-            )
+            return Decoded(dict(sorted(found.items())), lambda p: entity_from_props(tenant_id, p))
         return super().entities_by_id(tenant_id=tenant_id, entity_ids=entity_ids, known_at=known_at)
 
 

@@ -121,6 +121,7 @@ _STAGES = (
 )
 _STAGE = {name: i for i, name in enumerate(_STAGES)}
 
+
 class Neo4jLedgerTx:
     """The ledger primitives over one explicit (write) driver transaction.
 
@@ -193,9 +194,7 @@ class Neo4jLedgerTx:
 
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         h = episode_hash(episode)
-        rows = self._run(
-            "episodes.get", tenant_id=episode.tenant_id, episode_id=episode.episode_id
-        )
+        rows = self._run("episodes.get", tenant_id=episode.tenant_id, episode_id=episode.episode_id)
         if not rows:
             try:
                 self._run("episodes.create", props=episode_props(episode, h))

@@ -93,10 +93,10 @@ _SUPPORTING = json.dumps(
 )
 
 
-
 def _usage(usage: dict[str, object] | None) -> str | None:
     """The episode's model usage as stored (None keeps the stored one)."""
     return None if usage is None else json.dumps(usage)
+
 
 class SqliteQueue:
     """The extraction queue and the review lists, over the store's connection."""
