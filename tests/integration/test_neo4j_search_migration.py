@@ -161,3 +161,62 @@ def test_an_old_store_is_migrated_on_first_search(
     assert [h.item_id for h in episodes] == ["e1"]
 
     assert search.migrate() is False  # nothing left to do
+
+
+def _node_terms(driver: Driver, database: str, tenants: list[str]) -> list[tuple[Any, ...]]:
+    rows, _, _ = driver.execute_query(
+        "MATCH (e) WHERE (e:Entity OR e:Episode) AND e.tenant_id IN $ts "
+        "RETURN e.tenant_id AS t, coalesce(e.entity_id, e.episode_id) AS id, "
+        "e:Entity AS entity, e.terms AS terms, e.scope AS scope",
+        ts=tenants,
+        database_=database,
+    )
+    return sorted((r["t"], r["id"], r["entity"], r["terms"], r["scope"]) for r in rows)
+
+
+def test_the_migration_walks_each_tenants_nodes_a_batch_at_a_time(
+    neo4j_store: Store,
+    ntenant: str,
+    driver: Driver,
+    database: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from graph.stores.neo4j import search as neo4j_search
+
+    twin = f"{ntenant}-twin"
+    service = MemoryService(neo4j_store)
+    for tenant in (ntenant, twin):
+        for i in range(5):
+            service.add_episode(
+                tenant_id=tenant,
+                body=EpisodeCreate.model_validate(
+                    {"episode_id": f"e{i}", "occurred_at": SINCE, "content": f"{tenant} visit {i}"}
+                ),
+            )
+        service.write_facts(
+            tenant_id=tenant,
+            deltas=[
+                MemoryDelta(
+                    subject=f"person-{i}",
+                    subject_type="Person",
+                    predicate="city",
+                    value=f"{tenant} town {i}",
+                    valid_from=SINCE,
+                    source_episode_id=f"e{i}",
+                )
+                for i in range(5)
+            ],
+        )
+    written = _node_terms(driver, database, [ntenant, twin])
+    assert len(written) == 20  # 5 entities and 5 episodes a tenant
+    assert all(terms and scope is None for *_, terms, scope in written)
+    _to_old_layout(driver, database, ntenant)
+    _to_old_layout(driver, database, twin)
+    assert all(terms is None for *_, terms, _ in _node_terms(driver, database, [ntenant, twin]))
+
+    # batches of 2: each tenant's 5 entities and 5 episodes take three batches each
+    monkeypatch.setattr(neo4j_search, "_BACKFILL_BATCH", 2)
+    search: Any = neo4j_store.search
+    assert search.migrate() is True
+    # every node has the terms the write path gave it, its own tenant's, and no scope
+    assert _node_terms(driver, database, [ntenant, twin]) == written

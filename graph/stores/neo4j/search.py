@@ -154,19 +154,22 @@ class Neo4jSearch:
                 out.append({"id": r["id"], "open": r["open"], "terms": held, "terms_current": now})
             self.conn.run("search.set_fact_terms", {"rows": out})
             after = rows[-1]["id"]
-        while rows := self.conn.run("search.backfill_nodes", {"batch": _BACKFILL_BATCH}):
-            self.conn.run(
-                "search.set_node_terms",
-                {
-                    "rows": [
-                        {
-                            "node": r["node"],
-                            "terms": index_terms(scope_token(r["tenant_id"]), r["text"]),
-                        }
+        for t in self.conn.run("search.backfill_tenants", {}):
+            tenant_id = t["tenant_id"]
+            scope = scope_token(tenant_id)
+            for template in ("search.backfill_entities", "search.backfill_episodes"):
+                after = ""
+                while rows := self.conn.run(
+                    template, {"tenant_id": tenant_id, "after": after, "batch": _BACKFILL_BATCH}
+                ):
+                    missing = [
+                        {"node": r["node"], "terms": index_terms(scope, r["text"])}
                         for r in rows
+                        if r["missing"]
                     ]
-                },
-            )
+                    if missing:
+                        self.conn.run("search.set_node_terms", {"rows": missing})
+                    after = rows[-1]["key"]
 
     def _s(self, name: str, params: Mapping[str, Any]) -> list[Row]:
         if not self._ready:
