@@ -10,6 +10,8 @@ from graph.stores.sqlite.vectors import (
     EXACT_UP_TO,
     TenantVectors,
     best_rows,
+    closest,
+    cosines,
     distances,
     pool_size,
     sign_bits,
@@ -88,3 +90,20 @@ def test_sign_bits_pack_any_dimension_into_whole_words() -> None:
     wide = np.random.default_rng(1).standard_normal((5, DIM)).astype(np.float32)
     want = [int(np.sum((wide[i] > 0) != (wide[0] > 0))) for i in range(5)]
     assert distances(sign_bits(wide), wide[0]).tolist() == want
+
+
+def test_the_pool_is_the_closest_rows_ties_by_row_and_in_row_order() -> None:
+    rng = np.random.default_rng(5)
+    distance = rng.integers(0, 40, size=5_000).astype(np.uint16)  # many ties
+    for size in (1, 7, 100, 2_500, 4_999, 5_000):
+        want = sorted(sorted(range(5_000), key=lambda r: (distance[r], r))[:size])
+        assert closest(distance, size).tolist() == want
+
+
+def test_cosines_of_a_pool_are_its_rows_products() -> None:
+    rng = np.random.default_rng(9)
+    matrix = unit(rng.standard_normal((3_000, DIM)))
+    query = unit(rng.standard_normal(DIM))
+    rows = np.sort(rng.choice(3_000, size=1_234, replace=False))
+    got = cosines(matrix, rows, query, chunk=100)  # a last chunk shorter than the others
+    assert np.allclose(got, matrix[rows] @ query, atol=1e-6)
