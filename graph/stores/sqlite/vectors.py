@@ -6,8 +6,9 @@ rows a query is scored against every row. Past it, reading the whole matrix for 
 search is what costs (100k facts: 150 MB, ~13 ms of memory bandwidth a search on two
 cores, more under load), so rows are first ranked by the Hamming distance between their
 sign bits and the query's (48 bytes a row for 384 dimensions), and exact cosines are
-computed for the closest :func:`pool_size` rows only (:func:`closest`, :func:`cosines`). Sign bits estimate the angle
-(two unit vectors differ in a bit with probability angle / π), and rescoring makes the
+computed for the closest :func:`pool_size` rows only (:func:`closest`, :func:`cosines`).
+Sign bits estimate the angle (two unit vectors differ in a bit with probability
+angle / π), and rescoring makes the
 order within the pool exact; what can be missed is a row whose bits look far but whose
 cosine is among the best, which the pool's size keeps rare (on 30,000 real MiniLM
 vectors of the bench's facts, a pool of 1/15 of the rows kept 99.7 % of the exact top 64,
