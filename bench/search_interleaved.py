@@ -24,7 +24,8 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.exit(f"no tenant {tenant} in {store.url}: run bench/search_latency.py --load-only")
     traced = SentenceEmbedder()
     plain = SentenceEmbedder(trace=False)
-    traced.encode(["load"]), plain.encode(["load"])
+    traced.encode(["load"])
+    plain.encode(["load"])
     if not traced.traced:
         sys.exit("the traced query path is not available for this model")
     gc.collect()
@@ -78,22 +80,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepaid_search = Retriever(store, embedder=prepaid)
     now = Retriever(store, embedder=traced)
 
-    exact_up_to = vectors.EXACT_UP_TO
+    @contextmanager
+    def exact_vectors() -> Iterator[None]:
+        """Every vector scored exactly, as before the prefilter (SQLite only)."""
+        exact_up_to = vectors.EXACT_UP_TO
+        vectors.EXACT_UP_TO = 1 << 62
+        try:
+            yield
+        finally:
+            vectors.EXACT_UP_TO = exact_up_to
 
     def before_(q: str) -> object:
-        vectors.EXACT_UP_TO = 1 << 62
-        try:
+        with exact_vectors():
             prepaid.next = plain.encode([q])
             return prepaid_search.search(tenant_id=tenant, query=q)
-        finally:
-            vectors.EXACT_UP_TO = exact_up_to
 
     def traced_exact(q: str) -> object:
-        vectors.EXACT_UP_TO = 1 << 62
-        try:
+        with exact_vectors():
             return now.search(tenant_id=tenant, query=q)
-        finally:
-            vectors.EXACT_UP_TO = exact_up_to
 
     variants: dict[str, Callable[[str], object]] = {"before": before_}
     if store.url.startswith("sqlite"):

@@ -219,9 +219,10 @@ class _TracedQuery:
     """One text through a traced, frozen copy of the model: a search's query embedding.
 
     ``SentenceTransformer.encode`` spends about as long in Python (its batching, the
-    module-by-module forward of transformers) as in arithmetic for a ten-word query: on
-    2 cores 8-10 ms a query against 4-5 ms for the traced graph, which is the same
-    arithmetic and gives the same vector. Built only for the plain layout (a transformer,
+    module-by-module forward of transformers) as in arithmetic for a ten-word query; the
+    traced graph is the same arithmetic and gives the same vector (the "query embedding"
+    row of bench/search_latency.py at 100k, 2 cores: 18-21 ms p50 through ``encode``,
+    6-11 ms traced on one thread). Built only for the plain layout (a transformer,
     mean pooling, normalisation) and used only when it reproduces ``encode`` on
     :data:`_PROBES`; anything else keeps ``encode`` for single texts too.
     """
@@ -299,8 +300,8 @@ class _TracedQuery:
         import torch
 
         # One thread: with OMP_WAIT_POLICY=PASSIVE each of the graph's small operators
-        # would wake a sleeping second thread, which costs more than it shares (2 cores,
-        # a ten-word query: 12-13 ms on two threads, 8 on one). Safe to change here: the
+        # would wake a sleeping second thread, which costs more than it shares on a small
+        # machine (see the class's figures). Safe to change here: the
         # embedder's lock is held, and nothing else in the process runs torch.
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
