@@ -11,9 +11,9 @@ the questions of bench/search_latency.py, then flips ``current`` off and on agai
 --updates of the tenant's current versions (each flip the index update a supersession
 makes; the data ends as it started), then times the query again at once and after
 --settle seconds, and prints p50/p95 per phase. Needs the tenant that search_latency.py
-loads (``--load-only``). A restarted server starts from a settled index, so run it on a
-server that has not just loaded; the figures say how a live server with steady
-supersessions behaves:
+loads (``--load-only``); the figures in bench/README.md were taken on servers restarted
+after the load. The "after" phases are what a live server with steady supersessions
+lives with:
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/neo4j_vector_churn.py --store bolt://... \
         --facts 100000 --updates 30000
