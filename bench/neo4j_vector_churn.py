@@ -6,14 +6,14 @@ that version's document in the index: Lucene deletes it and adds it again, into 
 segment with an HNSW graph of its own. Search then walks more segments and skips deleted
 documents until merges reclaim them.
 
-This script times ``search.vector_facts`` (the fact branch of a search's candidates) for
-the questions of bench/search_latency.py, then flips ``current`` off and on again on
---updates of the tenant's current versions (each flip the index update a supersession
-makes; the data ends as it started), then times the query again at once and after
---settle seconds, and prints p50/p95 per phase. Needs the tenant that search_latency.py
-loads (``--load-only``); the figures in bench/README.md were taken on servers restarted
-after the load. The "after" phases are what a live server with steady supersessions
-lives with:
+This script times ``search.vector_facts`` (the fact branch of a search's candidates) and
+the whole search, each question of bench/search_latency.py both in turn; then flips
+``current`` off and on again on --updates of the tenant's current versions (each flip the
+index update a supersession makes; the data ends as it started), then times both again at
+once and after --settle seconds, and prints p50/p95 per phase. Needs the tenant that
+search_latency.py loads (``--load-only``); the figures in bench/README.md were taken on
+servers restarted after the load. The "after" phases are what a live server with steady
+supersessions lives with:
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/neo4j_vector_churn.py --store bolt://... \
         --facts 100000 --updates 30000
@@ -22,6 +22,7 @@ lives with:
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import sys
 import time
@@ -85,18 +86,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     prepared = [params(v) for v in vectors]
 
+    retriever = Retriever(store, embedder=embedder)
+    gc.collect()
+    gc.freeze()  # as `sgam serve` does once the model has loaded
+
     def phase(label: str) -> None:
-        samples = []
+        samples, searches = [], []
         with driver.session(database=database) as s:
             for _ in range(args.rounds):
-                for p in prepared:
+                for q, p in zip(questions, prepared, strict=True):
                     start = time.perf_counter()
                     rows = s.execute_read(lambda tx, p=p: list(tx.run(query, p)))
                     samples.append(time.perf_counter() - start)
                     if not rows:
                         sys.exit(f"no vector hits for {tenant}: load it with --synthetic-vectors")
+                    start = time.perf_counter()
+                    retriever.search(tenant_id=tenant, query=q)
+                    searches.append(time.perf_counter() - start)
         p50, p95 = percentiles(samples)
-        print(f"| {label} | {p50:.1f} | {p95:.1f} |", flush=True)
+        s50, s95 = percentiles(searches)
+        print(f"| {label} | {p50:.1f} / {p95:.1f} | {s50:.1f} / {s95:.1f} |", flush=True)
 
     with driver.session(database=database) as s:
         ids = [r["id"] for r in s.run(_PICK, tenant=tenant, n=args.updates)]
@@ -105,7 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for _ in range(args.warm):  # a fresh server's JIT takes thousands of queries
             for p in prepared:
                 s.execute_read(lambda tx, p=p: list(tx.run(query, p)))
-    print("| phase | fact vector query p50 ms | p95 ms |")
+    for q in questions:
+        retriever.search(tenant_id=tenant, query=q)
+    print("| phase | fact vector query p50 / p95 ms | whole search p50 / p95 ms |")
     print("|---|---|---|")
     phase(f"before ({args.warm} passes to warm)")
     start = time.perf_counter()
