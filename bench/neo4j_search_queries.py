@@ -19,7 +19,6 @@ repository root:
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 import time
@@ -30,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_latency import QUESTIONS  # noqa: E402
+from search_latency import bench_questions  # noqa: E402
 
 from graph.embeddings import default_embedder  # noqa: E402
 from graph.retrieval import Retriever, SearchableStore  # noqa: E402
@@ -52,8 +51,7 @@ def capture(store: SearchableStore, tenant: str, people: int, n: int) -> list[tu
         return real(self, name, params, **kw)
 
     retriever = Retriever(store, embedder=default_embedder())
-    rng = random.Random(11)
-    questions = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(n)]
+    questions = bench_questions(people, n)
     Neo4jConnection.run = spy  # type: ignore[method-assign]
     try:
         for q in questions:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import random
 import sys
 import time
 from collections.abc import Sequence
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_latency import QUESTIONS, percentiles  # noqa: E402
+from search_latency import bench_questions, percentiles  # noqa: E402
 
 from graph.embeddings import default_embedder  # noqa: E402
 from graph.retrieval import Retriever  # noqa: E402
@@ -66,9 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.exit("--store must name a Neo4j server")
     tenant = f"lat-{args.facts}"
     embedder = default_embedder()
-    rng = random.Random(11)
-    people = args.facts // 10
-    questions = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(50)]
+    questions = bench_questions(args.facts // 10, 50)
     vectors = embedder.encode(questions)
     window = Retriever.window()
     query = load_templates()["search.vector_facts"].text

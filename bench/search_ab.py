@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import random
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_latency import QUESTIONS, percentiles  # noqa: E402
+from search_latency import bench_questions, interleaved, print_against_first  # noqa: E402
 
 from graph.embeddings import default_embedder  # noqa: E402
 from graph.retrieval import Retriever, SearchableStore  # noqa: E402
@@ -61,29 +58,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.collect()
     gc.freeze()  # as `sgam serve` does once the model has loaded
 
-    rng = random.Random(11)
-    people = args.facts // 10
-    queries = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(args.queries)]
-    names = list(retrievers)
-    for q in queries:  # warm every server: page cache, plan cache, JIT
-        for name in names:
-            retrievers[name].search(tenant_id=tenant, query=q)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    print(f"tenant {tenant}, load average {os.getloadavg()[0]:.1f} at start")
-    for r in range(args.rounds):
-        for i, q in enumerate(queries):
-            shift = (i + r) % len(names)
-            for name in names[shift:] + names[:shift]:
-                s = time.perf_counter()
-                retrievers[name].search(tenant_id=tenant, query=q)
-                samples[name].append(time.perf_counter() - s)
-    print(f"load average {os.getloadavg()[0]:.1f} at end, {args.rounds} x {len(queries)} each\n")
-    base50, base95 = percentiles(samples[names[0]])
-    print("| store | p50 ms | p95 ms | p50 / first | p95 / first |")
-    print("|---|---|---|---|---|")
-    for name in names:
-        p50, p95 = percentiles(samples[name])
-        print(f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / base50:.2f} | {p95 / base95:.2f} |")
+    queries = bench_questions(args.facts // 10, args.queries)
+    print(f"tenant {tenant}")
+    variants = {
+        name: lambda q, r=r: r.search(tenant_id=tenant, query=q) for name, r in retrievers.items()
+    }
+    samples = interleaved(variants, queries, args.rounds)
+    print_against_first("store", samples)
     for r in retrievers.values():
         r.store.close()
     return 0

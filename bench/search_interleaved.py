@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import random
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from search_latency import QUESTIONS, percentiles  # noqa: E402
+from search_latency import bench_questions, interleaved, print_against_first  # noqa: E402
 
 from graph.embeddings import SentenceEmbedder, Vectors  # noqa: E402
 from graph.retrieval import Retriever, SearchableStore  # noqa: E402
@@ -103,29 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if store.url.startswith("sqlite"):
         variants["traced query"] = traced_exact
     variants["now"] = lambda q: now.search(tenant_id=tenant, query=q)
-    rng = random.Random(11)
-    people = args.facts // 10
-    queries = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(args.queries)]
-    names = list(variants)
-    for q in queries:  # warm every path
-        for name in names:
-            variants[name](q)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    print(f"store {store.url}, tenant {tenant}, load average {os.getloadavg()[0]:.1f} at start")
-    for r in range(args.rounds):
-        for i, q in enumerate(queries):
-            shift = (i + r) % len(names)
-            for name in names[shift:] + names[:shift]:
-                s = time.perf_counter()
-                variants[name](q)
-                samples[name].append(time.perf_counter() - s)
-    print(f"load average {os.getloadavg()[0]:.1f} at end, {args.rounds} x {len(queries)} each\n")
-    base50, base95 = percentiles(samples[names[0]])
-    print("| variant | p50 ms | p95 ms | p50 / first | p95 / first |")
-    print("|---|---|---|---|---|")
-    for name in names:
-        p50, p95 = percentiles(samples[name])
-        print(f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / base50:.2f} | {p95 / base95:.2f} |")
+    queries = bench_questions(args.facts // 10, args.queries)
+    print(f"store {store.url}, tenant {tenant}")
+    print_against_first("variant", interleaved(variants, queries, args.rounds))
     store.close()
     return 0
 

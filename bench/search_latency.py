@@ -39,7 +39,7 @@ import statistics
 import sys
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -251,6 +251,47 @@ def percentiles(samples: Sequence[float]) -> tuple[float, float]:
     return statistics.median(samples) * 1000, percentile(samples, 0.95)
 
 
+def bench_questions(people: int, n: int, rng: random.Random | None = None) -> list[str]:
+    """n of QUESTIONS about random people of the bench tenant; the same n every time
+    unless ``rng`` is given (then drawn from it, which moves on)."""
+    rng = rng or random.Random(11)
+    return [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(n)]
+
+
+def interleaved(
+    variants: Mapping[str, Callable[[str], object]], queries: Sequence[str], rounds: int
+) -> dict[str, list[float]]:
+    """Each query through every variant in turn, the order rotating per query and round,
+    after one untimed pass over all of them: every variant sees the same machine load.
+    Returns each variant's timings (seconds), and prints the load average around them."""
+    names = list(variants)
+    for q in queries:  # warm every path: page cache, plan cache, JIT
+        for name in names:
+            variants[name](q)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    print(f"load average {os.getloadavg()[0]:.1f} at start")
+    for r in range(rounds):
+        for i, q in enumerate(queries):
+            shift = (i + r) % len(names)
+            for name in names[shift:] + names[:shift]:
+                s = time.perf_counter()
+                variants[name](q)
+                samples[name].append(time.perf_counter() - s)
+    print(f"load average {os.getloadavg()[0]:.1f} at end, {rounds} x {len(queries)} each\n")
+    return samples
+
+
+def print_against_first(column: str, samples: Mapping[str, Sequence[float]]) -> None:
+    """p50/p95 of each variant and its ratio to the first, as a Markdown table."""
+    names = list(samples)
+    base50, base95 = percentiles(samples[names[0]])
+    print(f"| {column} | p50 ms | p95 ms | p50 / first | p95 / first |")
+    print("|---|---|---|---|---|")
+    for name in names:
+        p50, p95 = percentiles(samples[name])
+        print(f"| {name} | {p50:.1f} | {p95:.1f} | {p50 / base50:.2f} | {p95 / base95:.2f} |")
+
+
 def timed(fn: Callable[[], object], n: int) -> list[float]:
     out = []
     for _ in range(n):
@@ -314,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     rng = random.Random(11)
     people = args.facts // 10
-    queries = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(args.queries)]
+    queries = bench_questions(people, args.queries, rng)  # the lookups draw on after them
     print(f"store {store.url}, tenant {tenant}, {args.queries} queries x {args.runs} runs")
 
     def run(fn: Callable[[str], object]) -> tuple[float, float]:

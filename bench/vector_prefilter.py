@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
-from search_latency import QUESTIONS  # noqa: E402
+from search_latency import bench_questions  # noqa: E402
 
 from graph.embeddings import SentenceEmbedder  # noqa: E402
 from graph.retrieval import ItemKind, Retriever  # noqa: E402
@@ -103,9 +103,7 @@ def recall(db: Path, tenant: str, sample: int) -> None:
         matrix = embedder.encode(texts)
         print(f"embedded {len(texts):,} fact texts in {time.perf_counter() - start:.0f}s")
         np.save(cache, matrix)
-    rng = random.Random(3)
-    people = int(tenant.rsplit("-", 1)[1]) // 10
-    questions = [rng.choice(QUESTIONS).format(i=rng.randrange(people)) for _ in range(50)]
+    questions = bench_questions(int(tenant.rsplit("-", 1)[1]) // 10, 50, random.Random(3))
     queries = embedder.encode(questions)
     bits = vectors.sign_bits(matrix)
     n = matrix.shape[0]
