@@ -82,6 +82,24 @@ CALL () {
       a.source_episode_id = row.source_episode_id,
       a.payload = row.payload
 }
+// A fact's vector is offered for the present while the fact has a version open in system
+// time (FactVector.live, search.vector_facts): the facts of the versions retired and
+// inserted above are settled again (a cut retires a version and inserts its successor:
+// nothing changes, no index is updated).
+CALL () {
+  CALL () {
+    UNWIND $retire AS vid
+    MATCH ()-[r:FACT {version_id: vid}]->()
+    USING INDEX r:FACT(version_id)
+    RETURN r.fact_id AS id
+    UNION
+    UNWIND $relations + $literals AS row
+    RETURN row.fact_id AS id
+  }
+  WITH id
+  ORDER BY id
+  // include: settle_fact_vectors
+}
 // Episodes last in the lock order, sorted, then the mentions (the entities are locked
 // above, or by the MERGE of the mention itself).
 CALL () {

@@ -2,8 +2,8 @@
 // params: tenant_id, keys, before, facts
 // mode: write
 // On these timelines: versions retired in system time whose validity ended before
-// $before; every version and ledger entry of the (key, fact_id) pairs $facts; and the
-// Value nodes no version points at any more.
+// $before; every version and ledger entry of the (key, fact_id) pairs $facts; the Value
+// nodes no version points at any more; and the vectors of facts left without a version.
 CALL () {
   CALL () {
     UNWIND $keys AS key
@@ -17,10 +17,19 @@ CALL () {
     RETURN r, o
   }
   WITH DISTINCT r, o
+  WITH r, o, r.fact_id AS fid
   DELETE r
-  WITH DISTINCT o
-  WHERE o:Value AND NOT EXISTS { (o)<-[:FACT]-() }
-  DELETE o
+  WITH collect(DISTINCT o) AS ends, collect(DISTINCT fid) AS ids
+  CALL (ends) {
+    UNWIND ends AS o
+    WITH o
+    WHERE o:Value AND NOT EXISTS { (o)<-[:FACT]-() }
+    DELETE o
+  }
+  UNWIND ids AS id
+  WITH id
+  ORDER BY id
+  // include: settle_fact_vectors
 }
 CALL () {
   UNWIND $facts AS row

@@ -15,6 +15,9 @@ CREATE CONSTRAINT value_key IF NOT EXISTS
 FOR (v:Value) REQUIRE (v.tenant_id, v.value_key) IS UNIQUE;
 CREATE CONSTRAINT system_clock IF NOT EXISTS
 FOR (c:SystemClock) REQUIRE c.tenant_id IS UNIQUE;
+// One vector per fact (search.set_fact_vectors), whatever its versions.
+CREATE CONSTRAINT fact_vector_id IF NOT EXISTS
+FOR (v:FactVector) REQUIRE (v.tenant_id, v.fact_id) IS UNIQUE;
 CREATE CONSTRAINT schema_version IF NOT EXISTS
 FOR (s:Schema) REQUIRE (s.tenant_id, s.version) IS UNIQUE;
 CREATE CONSTRAINT fact_version_id IF NOT EXISTS
@@ -65,15 +68,20 @@ FOR (e:Episode) ON EACH [e.terms]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Vector indexes, filtered inside the index (Cypher 25 SEARCH ... WHERE) by tenant and,
-// for facts, by ``current`` (true only on the version open in system time).
+// for facts, by ``live`` (the fact has a version open in system time). A fact's vector is
+// a FactVector node of its own, not a property of each version: cutting an interval
+// retires a version and adds another with the same sentence, and a vector on the versions
+// made each cut rewrite index entries (a delete and an add into a new HNSW segment), which
+// left a live store's searches 1.3-1.5x slower (bench/neo4j_vector_churn.py). ``live``
+// changes only when a fact's last open version goes or its first comes back.
 CYPHER 25 CREATE VECTOR INDEX entity_embedding IF NOT EXISTS
 FOR (e:Entity) ON (e.embedding) WITH [e.tenant_id, e.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
 CYPHER 25 CREATE VECTOR INDEX episode_embedding IF NOT EXISTS
 FOR (e:Episode) ON (e.embedding) WITH [e.tenant_id, e.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
-CYPHER 25 CREATE VECTOR INDEX fact_embedding IF NOT EXISTS
-FOR ()-[r:FACT]-() ON (r.embedding) WITH [r.tenant_id, r.current, r.embedding_model]
+CYPHER 25 CREATE VECTOR INDEX fact_vector IF NOT EXISTS
+FOR (v:FactVector) ON (v.embedding) WITH [v.tenant_id, v.live, v.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine'}};
 
 // Use them only once they are online.

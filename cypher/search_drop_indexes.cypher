@@ -8,4 +8,5 @@ DROP INDEX fact_text IF EXISTS;
 DROP INDEX episode_text IF EXISTS;
 DROP INDEX entity_embedding IF EXISTS;
 DROP INDEX episode_embedding IF EXISTS;
-DROP INDEX fact_embedding IF EXISTS
+DROP INDEX fact_embedding IF EXISTS;
+DROP INDEX fact_vector IF EXISTS

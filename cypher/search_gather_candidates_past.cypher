@@ -1,21 +1,25 @@
 // name: search.gather_candidates_past
 // params: tenant_id, fact_query, entity_query, episode_query, fetch, vector, model, as_of, known_at
 // mode: read
-// search.gather_candidates for a past known_at: every fact version of the tenant is a
+// search.gather_candidates for a past known_at: every fact of the tenant is a
 // vector candidate, as in search.vector_facts_past.
 CYPHER 25
 CALL () {
 // include: gather_candidate_branches
   UNION ALL
-  WITH $vector AS v WHERE v IS NOT NULL
-  MATCH ()-[r:FACT]->()
-    SEARCH r IN (VECTOR INDEX fact_embedding FOR v
-      WHERE r.tenant_id = $tenant_id AND r.embedding_model = $model
+  WITH $vector AS q WHERE q IS NOT NULL
+  MATCH (v:FactVector)
+    SEARCH v IN (VECTOR INDEX fact_vector FOR q
+      WHERE v.tenant_id = $tenant_id AND v.embedding_model = $model
       LIMIT $fetch) SCORE AS score
-  RETURN 'fact' AS kind, 'vector' AS signal, r.fact_id AS item_id, score,
-         coalesce(r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
-           AND r.recorded_at <= $known_at
-           AND (r.retired_at IS NULL OR r.retired_at > $known_at), false) AS ok
+  RETURN 'fact' AS kind, 'vector' AS signal, v.fact_id AS item_id, score,
+         EXISTS {
+           MATCH ()-[r:FACT {fact_id: v.fact_id}]->()
+           WHERE r.tenant_id = $tenant_id
+             AND r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)
+             AND r.recorded_at <= $known_at
+             AND (r.retired_at IS NULL OR r.retired_at > $known_at)
+         } AS ok
 }
 // One row per index: how many rows it gave (fewer than $fetch: it has nothing more) and
 // the visible ones, so that hundreds of rows do not cross the wire one by one.

@@ -1,10 +1,15 @@
 // name: search.pending_facts
 // params: tenant_id, since, model, limit
 // mode: read
-// Fact versions recorded since $since without a vector from $model (fact_recorded index).
+// Facts with a version recorded since $since and no vector from $model (fact_recorded
+// index, then the fact_vector_id constraint's index); one row per fact.
 MATCH ()-[r:FACT]->()
 WHERE r.tenant_id = $tenant_id AND r.recorded_at >= $since
-  AND (r.embedding_model IS NULL OR r.embedding_model <> $model)
-RETURN r.version_id AS id, r.fact_id AS fact_id, r.fact_text AS text
-ORDER BY r.recorded_at, r.version_id
+  AND NOT EXISTS {
+    MATCH (v:FactVector {tenant_id: $tenant_id, fact_id: r.fact_id})
+    WHERE v.embedding_model = $model
+  }
+WITH r.fact_id AS id, min(r.recorded_at) AS first, head(collect(r.fact_text)) AS text
+RETURN id, text
+ORDER BY first, id
 LIMIT $limit

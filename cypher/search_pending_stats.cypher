@@ -7,8 +7,12 @@
 MATCH ()-[r:FACT]->()
 USING INDEX r:FACT(recorded_at)
 WHERE r.recorded_at >= $since
-  AND (r.embedding_model IS NULL OR r.embedding_model <> $model)
-RETURN r.tenant_id AS tenant_id, 'fact' AS kind, count(*) AS n, min(r.recorded_at) AS oldest
+  AND NOT EXISTS {
+    MATCH (v:FactVector {tenant_id: r.tenant_id, fact_id: r.fact_id})
+    WHERE v.embedding_model = $model
+  }
+WITH r.tenant_id AS tenant_id, r.fact_id AS fact_id, min(r.recorded_at) AS first
+RETURN tenant_id, 'fact' AS kind, count(*) AS n, min(first) AS oldest
 UNION ALL
 MATCH (e:Episode)
 USING INDEX e:Episode(recorded_at)

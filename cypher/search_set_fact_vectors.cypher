@@ -1,7 +1,15 @@
 // name: search.set_fact_vectors
 // params: tenant_id, rows, model
 // mode: write
+// Each fact's one vector. live: the fact has a version open in system time now (the
+// ledger keeps it so, ledger.write_batch); a fact with no version left gets none. Rows
+// come in fact id order, the order ledger.write_batch locks FactVector nodes in.
 UNWIND $rows AS row
-MATCH ()-[r:FACT {version_id: row.id}]->()
-WHERE r.tenant_id = $tenant_id
-SET r.embedding = row.vector, r.embedding_model = $model
+WITH row
+WHERE EXISTS { MATCH ()-[r:FACT {fact_id: row.id}]->() WHERE r.tenant_id = $tenant_id }
+MERGE (v:FactVector {tenant_id: $tenant_id, fact_id: row.id})
+SET v.embedding = row.vector,
+    v.embedding_model = $model,
+    v.live = EXISTS {
+      MATCH ()-[r:FACT {fact_id: row.id}]->() WHERE r.tenant_id = $tenant_id AND r.current = true
+    }

@@ -18,6 +18,8 @@ CALL () {
   UNION ALL
   MATCH (n:Schema {tenant_id: $tenant_id}) WHERE n.version IS NOT NULL RETURN n
   UNION ALL
+  MATCH (n:FactVector {tenant_id: $tenant_id}) WHERE n.fact_id IS NOT NULL RETURN n
+  UNION ALL
   MATCH (n:SystemClock {tenant_id: $tenant_id}) RETURN n
 }
 WITH n LIMIT $batch

@@ -34,6 +34,7 @@ CONSTRAINTS = {
     "value_key": ("NODE", ["Value"], ["tenant_id", "value_key"]),
     "schema_version": ("NODE", ["Schema"], ["tenant_id", "version"]),
     "system_clock": ("NODE", ["SystemClock"], ["tenant_id"]),
+    "fact_vector_id": ("NODE", ["FactVector"], ["tenant_id", "fact_id"]),
     "fact_version_id": ("RELATIONSHIP", ["FACT"], ["version_id"]),
     "fact_one_open": ("RELATIONSHIP", ["FACT"], ["open_key"]),
 }
@@ -50,10 +51,10 @@ INDEXES = {
     "episode_text": ("FULLTEXT", ["Episode"], ["terms"]),
     "entity_embedding": ("VECTOR", ["Entity"], ["embedding", "tenant_id", "embedding_model"]),
     "episode_embedding": ("VECTOR", ["Episode"], ["embedding", "tenant_id", "embedding_model"]),
-    "fact_embedding": (
+    "fact_vector": (
         "VECTOR",
-        ["FACT"],
-        ["embedding", "tenant_id", "current", "embedding_model"],
+        ["FactVector"],
+        ["embedding", "tenant_id", "live", "embedding_model"],
     ),
 }
 
@@ -88,7 +89,7 @@ def test_constraints_and_indexes_exist_after_init(
         assert indexes[name][3] == "ONLINE", name  # each constraint's backing index
     for name, (kind, labels, props) in INDEXES.items():
         assert indexes[name][:4] == (kind, labels, props, "ONLINE"), name
-    vector = indexes["fact_embedding"][4]["indexConfig"]
+    vector = indexes["fact_vector"][4]["indexConfig"]
     assert vector["vector.dimensions"] == 384
     assert vector["vector.similarity_function"] == "COSINE"
 

@@ -1,12 +1,13 @@
 """Fulltext, vector and graph reads of the read path on Neo4j (``cypher/search_*.cypher``).
 
 The indexes are schema.setup's: fulltext ``fact_text`` (FACT relationships, one per
-version), ``episode_text``, ``entity_text``; vector ``fact_embedding``,
-``episode_embedding``, ``entity_embedding``. Both kinds filter by tenant inside the index,
+version), ``episode_text``, ``entity_text``; vector ``fact_vector`` (FactVector nodes,
+one per fact), ``episode_embedding``, ``entity_embedding``. Both kinds filter by tenant
+inside the index,
 so what other tenants hold changes neither a tenant's results nor their cost:
 
 - vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
-  model and, for facts, ``current``: true only on the version open in system time);
+  model and, for facts, ``live``: the fact has a version open in system time);
 - fulltext: every item is indexed under its tenant's own terms (each word prefixed with
   the tenant's token, :func:`graph.stores.neo4j.codec.fact_terms`; the open fact version
   also under a "current" prefix), so a query names only its tenant's terms, BM25 counts
@@ -22,9 +23,9 @@ outnumber that can get fewer hits for a past window.
 
 Vectors are written by :meth:`Neo4jSearch.index_pending` (the indexer, off the request
 path), never by the write path: it embeds what was recorded since a per-process watermark
-(minus a lag that covers transactions still committing), and a cut interval's new
-versions take the vector of their fact's earlier version instead of running the model
-again.
+(minus a lag that covers transactions still committing). A fact has one vector whatever
+its versions: a cut interval's new versions share their fact's sentence, and so its
+vector, and cutting one rewrites no vector index entry.
 """
 
 from __future__ import annotations
@@ -80,10 +81,11 @@ _INDEX_PROPERTIES = {
     "fact_text": ["terms", "terms_current"],
     "entity_text": ["terms"],
     "episode_text": ["terms"],
-    "fact_embedding": ["embedding", "tenant_id", "current", "embedding_model"],
+    "fact_vector": ["embedding", "tenant_id", "live", "embedding_model"],
     "entity_embedding": ["embedding", "tenant_id", "embedding_model"],
     "episode_embedding": ["embedding", "tenant_id", "embedding_model"],
 }
+_VECTOR_INDEXES = ("fact_vector", "entity_embedding", "episode_embedding", "fact_embedding")
 _PENDING = {
     ItemKind.FACT: "search.pending_facts",
     ItemKind.EPISODE: "search.pending_episodes",
@@ -121,25 +123,46 @@ class Neo4jSearch:
 
     def migrate(self) -> bool:
         """Recreate outdated search indexes and backfill the properties they read or
-        filter on; whether anything was outdated. Only the outdated kind of index is
-        dropped: rebuilding the vector indexes of a large store takes long."""
+        filter on, and move fact vectors off the versions; whether anything was
+        outdated. Only the outdated kind of index is dropped: rebuilding the vector
+        indexes of a large store takes long."""
         found = {r["name"]: r for r in self.conn.run("search.indexes", {})}
         outdated = [
             name
             for name, props in _INDEX_PROPERTIES.items()
             if name in found and sorted(found[name]["properties"] or []) != sorted(props)
         ]
-        if not outdated:
+        # Before FactVector nodes, each version carried its fact's vector (fact_embedding).
+        versions_held_vectors = "fact_embedding" in found
+        if not outdated and not versions_held_vectors:
             return False
-        dims = (found.get("fact_embedding") or {}).get("options") or {}
-        dim = int((dims.get("indexConfig") or {}).get("vector.dimensions") or 384)
-        self._backfill_terms()
-        if any(name.endswith("_embedding") for name in outdated):
-            self.conn.run("search.drop_indexes", {})
-        else:
-            self.conn.run("search.drop_fulltext_indexes", {})
+        config = next((found[n].get("options") or {} for n in _VECTOR_INDEXES if n in found), {})
+        dim = int((config.get("indexConfig") or {}).get("vector.dimensions") or 384)
+        if outdated:
+            self._backfill_terms()
+            if any(name in _VECTOR_INDEXES for name in outdated):
+                self.conn.run("search.drop_indexes", {})
+            else:
+                self.conn.run("search.drop_fulltext_indexes", {})
+        if versions_held_vectors:
+            # Dropped first, so that taking the vectors off the versions updates no index.
+            self.conn.run("search.drop_version_vectors_index", {})
         self.conn.run("schema.setup", {"embedding_dim": dim})
+        if versions_held_vectors:
+            self._move_fact_vectors()
         return True
+
+    def _move_fact_vectors(self) -> None:
+        """Give each fact one FactVector node with the vector its versions carried, and
+        take the vectors off the versions, a batch of versions at a time."""
+        after = ""
+        while True:
+            (row,) = self.conn.run(
+                "search.move_fact_vectors", {"after": after, "batch": _BACKFILL_BATCH}
+            )
+            if row["last"] is None:
+                return
+            after = row["last"]
 
     def _backfill_terms(self) -> None:
         """Give every fact version, entity and episode written before the tenant-prefixed
@@ -244,31 +267,20 @@ class Neo4jSearch:
 
     def _embed(self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder) -> int:
         model = embedder.name
-        reuse: dict[str, list[float]] = {}
-        if kind == ItemKind.FACT:
-            found = self._s(
-                "search.fact_vectors",
-                {
-                    "tenant_id": tenant_id,
-                    "fact_ids": sorted({r["fact_id"] for r in rows}),
-                    "model": model,
-                },
-            )
-            reuse = {f["fact_id"]: f["embedding"] for f in found if f["embedding"] is not None}
-        todo = [r for r in rows if kind != ItemKind.FACT or r["fact_id"] not in reuse]
-        texts = sorted({r["text"] or "" for r in todo})
+        texts = sorted({r["text"] or "" for r in rows})
         vectors = dict(zip(texts, embedder.encode(texts), strict=True)) if texts else {}
-        out = []
+        out: list[dict[str, Any]] = []
         for r in rows:
-            if kind == ItemKind.FACT and r["fact_id"] in reuse:
-                vec = reuse[r["fact_id"]]
-            else:
-                vec = [float(x) for x in vectors[r["text"] or ""]]
-            out.append({"id": r["id"], "vector": vec, "text": r["text"]})
-        if kind != ItemKind.EPISODE:
-            out = [{"id": o["id"], "vector": o["vector"]} for o in out]
+            item: dict[str, Any] = {
+                "id": r["id"],
+                "vector": [float(x) for x in vectors[r["text"] or ""]],
+            }
+            if kind == ItemKind.EPISODE:
+                item["text"] = r["text"]
+            out.append(item)
+        out.sort(key=lambda o: str(o["id"]))  # the lock order (search.set_fact_vectors)
         self._s(_SET_VECTORS[kind], {"tenant_id": tenant_id, "rows": out, "model": model})
-        return len(todo)
+        return len(rows)
 
     # -- candidates --------------------------------------------------------------------
     def _widening(
