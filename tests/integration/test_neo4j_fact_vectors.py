@@ -8,13 +8,14 @@ versions still carry their vectors is migrated to that layout."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
-from graph.embeddings import SentenceEmbedder, default_embedder
+from graph.embeddings import SentenceEmbedder, Vectors, default_embedder
 from graph.erasure import erasable, forget
 from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta
 from graph.port import Store
@@ -234,3 +235,54 @@ def test_versions_carrying_vectors_are_migrated_to_fact_vectors(
     assert nearest(store, ntenant, embedder, "Harbour Street", as_of=AT1) == found
     assert pending_facts(store, ntenant, embedder.name) == 0
     assert search.migrate() is False
+
+
+class Counting:
+    """The real model, keeping every text it is asked to encode."""
+
+    def __init__(self, inner: SentenceEmbedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        self.texts.extend(texts)
+        return self.inner.encode(texts)
+
+
+def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
+    neo4j_store: Store, ntenant: str, driver: Driver, database: str, embedder: SentenceEmbedder
+) -> None:
+    """Seven facts written in one transaction share their recorded_at: the pass's cursor
+    goes on by version id within it, batch after batch of two, skipping none."""
+    assert isinstance(neo4j_store, SearchableStore)
+    service = MemoryService(neo4j_store)
+    episode(service, ntenant, "e1")
+    written = service.write_facts(
+        tenant_id=ntenant,
+        deltas=[
+            MemoryDelta(
+                subject=f"person-{i}",
+                subject_type="Person",
+                predicate="address",
+                value=f"{i} Harbour Street",
+                valid_from=T0,
+                source_episode_id="e1",
+            )
+            for i in range(7)
+        ],
+    ).facts
+    assert len({f.recorded_at for f in written}) == 1
+    counting = Counting(embedder)
+    neo4j_store.search.index_pending(tenant_id=ntenant, embedder=counting, batch_size=2)
+    sentences = [t for t in counting.texts if "Harbour Street" in t]
+    assert len(sentences) == len(set(sentences)) == 7
+    assert set(vectors(driver, database, ntenant)) == {f.fact_id for f in written}
+    assert pending_facts(neo4j_store, ntenant, embedder.name) == 0

@@ -223,16 +223,30 @@ class Neo4jSearch:
         for kind in ItemKind:
             key = (tenant_id, kind.value, model)
             started = utcnow()
-            since = marks.get(key, _EPOCH + WATERMARK_LAG) - WATERMARK_LAG
+            # The pass's cursor: each batch starts after the last row of the one before,
+            # so a pass reads each waiting item once (linear in the backlog).
+            since = utc(marks.get(key, _EPOCH + WATERMARK_LAG) - WATERMARK_LAG)
+            after = ""
             drained = False
             while limit is None or done < limit:
                 take = batch_size if limit is None else min(batch_size, limit - done)
                 rows = self._s(
                     _PENDING[kind],
-                    {"tenant_id": tenant_id, "since": utc(since), "model": model, "limit": take},
+                    {
+                        "tenant_id": tenant_id,
+                        "since": since,
+                        "after": after,
+                        "model": model,
+                        "limit": take,
+                    },
                 )
                 if rows:
                     done += self._embed(tenant_id, kind, rows, embedder)
+                    # Back as the offset time the items were stored with: a DateTime in
+                    # the driver's named UTC zone sorts after them at the same instant.
+                    last = from_neo(rows[-1]["at"])
+                    assert last is not None
+                    since, after = utc(last), rows[-1]["cursor"]
                 if len(rows) < take:
                     drained = True
                     break
@@ -267,6 +281,7 @@ class Neo4jSearch:
 
     def _embed(self, tenant_id: str, kind: ItemKind, rows: list[Row], embedder: Embedder) -> int:
         model = embedder.name
+        rows = list({r["id"]: r for r in reversed(rows)}.values())  # a fact's versions: once
         texts = sorted({r["text"] or "" for r in rows})
         vectors = dict(zip(texts, embedder.encode(texts), strict=True)) if texts else {}
         out: list[dict[str, Any]] = []
