@@ -4,10 +4,12 @@ Turns the tenant that bench/search_latency.py loads back into the layout before 
 per-tenant terms (no ``terms``, a ``scope`` token, the old fulltext indexes), then times
 ``Neo4jSearch.migrate()`` with the batch size given, split into the fact versions and the
 entities and episodes. ``--code DIR`` imports ``graph`` from another checkout, to time an
-older migration on the same data. Run from the repository root:
+older migration on the same data. ``--vectors`` leaves the fulltext layout alone and times
+the move of fact vectors off the versions onto FactVector nodes, on a server that a
+checkout from before them loaded. Run from the repository root:
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/neo4j_migration.py --store "$NEO4J_URI" \
-        --facts 100000 --batch 1000 [--code ../base]
+        --facts 100000 --batch 1000 [--code ../base] [--vectors]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--facts", type=int, default=100_000, help="which lat-N tenant")
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--code", type=Path, default=ROOT, help="checkout to import graph from")
+    ap.add_argument("--vectors", action="store_true", help="time the fact vector move only")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(args.code.resolve()))
 
@@ -42,12 +45,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     store = open_store(args.store)
     search = store.search  # type: ignore[attr-defined]
-    search.init()
+    if not args.vectors:
+        search.init()
     tenant = f"lat-{args.facts}"
     driver, database = store.conn.driver, store.conn.database  # type: ignore[attr-defined]
     scope = "t" + tenant.replace("_", "_u").replace("-", "_h")
-    t = time.perf_counter()
-    for q in (
+    to_old_layout = (
         "MATCH ()-[r:FACT {tenant_id: $t}]->() CALL (r) { REMOVE r.terms, r.terms_current "
         "SET r.scope = $scope, r.scope_current = CASE WHEN r.current THEN $scope END } "
         "IN TRANSACTIONS OF 10000 ROWS",
@@ -60,10 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "DROP INDEX episode_text IF EXISTS",
         *OLD_INDEXES,
         "CALL db.awaitIndexes(3000)",
-    ):
+    )
+    t = time.perf_counter()
+    for q in () if args.vectors else to_old_layout:
         with driver.session(database=database) as session:
             session.run(q, t=tenant, scope=scope).consume()  # type: ignore[arg-type]
-    print(f"tenant {tenant} back in the old layout in {time.perf_counter() - t:.0f}s")
+    if not args.vectors:
+        print(f"tenant {tenant} back in the old layout in {time.perf_counter() - t:.0f}s")
 
     neo4j_search._BACKFILL_BATCH = args.batch
     phases: dict[str, float] = {}
@@ -75,7 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run(name, *a, **kw)
         finally:
             phase = (
-                "facts"
+                "vectors"
+                if "vector" in name
+                else "facts"
                 if "fact" in name
                 else "nodes"
                 if "backfill" in name or ("node_terms" in name)

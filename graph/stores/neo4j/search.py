@@ -3,8 +3,8 @@
 The indexes are schema.setup's: fulltext ``fact_text`` (FACT relationships, one per
 version), ``episode_text``, ``entity_text``; vector ``fact_vector`` (FactVector nodes,
 one per fact), ``episode_embedding``, ``entity_embedding``. Both kinds filter by tenant
-inside the index,
-so what other tenants hold changes neither a tenant's results nor their cost:
+inside the index, so what other tenants hold changes neither a tenant's results nor their
+cost:
 
 - vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
   model and, for facts, ``live``: the fact has a version open in system time);
