@@ -72,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tenant {tenant} back in the old layout in {time.perf_counter() - t:.0f}s")
 
     neo4j_search._BACKFILL_BATCH = args.batch
+    if args.vectors:
+        neo4j_search._MOVE_BATCH = args.batch
     phases: dict[str, float] = {}
     run = search.conn.run
 

@@ -17,6 +17,7 @@ from neo4j import Driver
 
 from graph.embeddings import SentenceEmbedder, Vectors, default_embedder
 from graph.erasure import erasable, forget
+from graph.errors import TransientStoreError
 from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta
 from graph.port import Store
 from graph.retrieval import ItemKind, Retriever, SearchableStore
@@ -179,20 +180,20 @@ def test_a_purged_tenant_leaves_no_vector(
     assert vectors(driver, database, ntenant) == {}
 
 
-def _to_version_vectors(driver: Driver, database: str) -> None:
-    """What the previous code left: each version carrying its fact's vector, indexed on
-    the versions, and no FactVector node."""
+def _to_version_vectors(driver: Driver, database: str, tenant: str) -> None:
+    """What the previous code left: each of the tenant's versions carrying its fact's
+    vector, indexed on the versions, and no FactVector node of the tenant."""
     for q in (
-        "MATCH (v:FactVector) MATCH ()-[r:FACT {fact_id: v.fact_id}]->() "
-        "WHERE r.tenant_id = v.tenant_id "
+        "MATCH (v:FactVector {tenant_id: $t}) WHERE v.fact_id IS NOT NULL "
+        "MATCH ()-[r:FACT {fact_id: v.fact_id}]->() WHERE r.tenant_id = $t "
         "SET r.embedding = v.embedding, r.embedding_model = v.embedding_model",
-        "MATCH (v:FactVector) DELETE v",
+        "MATCH (v:FactVector {tenant_id: $t}) WHERE v.fact_id IS NOT NULL DELETE v",
         "DROP INDEX fact_vector IF EXISTS",
         "DROP CONSTRAINT fact_vector_id IF EXISTS",
         OLD_INDEX,
         "CALL db.awaitIndexes(300)",
     ):
-        driver.execute_query(q, database_=database)
+        driver.execute_query(q, t=tenant, database_=database)
 
 
 def test_versions_carrying_vectors_are_migrated_to_fact_vectors(
@@ -221,10 +222,24 @@ def test_versions_carrying_vectors_are_migrated_to_fact_vectors(
     written = vectors(driver, database, ntenant)
     assert sorted(live for live, _ in written.values()) == [False, True, True]
     found = nearest(store, ntenant, embedder, "Harbour Street", as_of=AT1)
-    _to_version_vectors(driver, database)
+    _to_version_vectors(driver, database, ntenant)
 
-    monkeypatch.setattr(neo4j_search, "_BACKFILL_BATCH", 3)  # several batches
+    monkeypatch.setattr(neo4j_search, "_MOVE_BATCH", 3)  # several batches
     search: Any = store.search
+    run, moves = search.conn.run, []
+
+    def interrupted(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "search.move_fact_vectors":
+            moves.append(name)
+            if len(moves) == 2:
+                raise TransientStoreError("connection lost")
+        return run(name, *args, **kwargs)
+
+    # A move cut short keeps the old index, so the next start takes the move up again.
+    monkeypatch.setattr(search.conn, "run", interrupted)
+    with pytest.raises(TransientStoreError):
+        search.migrate()
+    monkeypatch.setattr(search.conn, "run", run)
     assert search.migrate() is True
     assert vectors(driver, database, ntenant) == written
     (left,), _, _ = driver.execute_query(

@@ -63,6 +63,10 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _FETCH_GROWTH = 4
 _MAX_FETCH = 4096  # rows of one tenant read from one index call at most
 _BACKFILL_BATCH = 10_000
+# Versions whose vector moves per transaction: each carries a 384-float list, which the
+# transaction's state holds boxed (10,000 of them passed Neo4j's default 256 MiB
+# transaction memory limit at 100k facts).
+_MOVE_BATCH = 1_000
 _setup_lock = threading.Lock()
 T = TypeVar("T")
 
@@ -144,12 +148,11 @@ class Neo4jSearch:
                 self.conn.run("search.drop_indexes", {})
             else:
                 self.conn.run("search.drop_fulltext_indexes", {})
-        if versions_held_vectors:
-            # Dropped first, so that taking the vectors off the versions updates no index.
-            self.conn.run("search.drop_version_vectors_index", {})
         self.conn.run("schema.setup", {"embedding_dim": dim})
         if versions_held_vectors:
             self._move_fact_vectors()
+            # Dropped last: while it exists, an interrupted move is taken up again.
+            self.conn.run("search.drop_version_vectors_index", {})
         return True
 
     def _move_fact_vectors(self) -> None:
@@ -158,7 +161,7 @@ class Neo4jSearch:
         after = ""
         while True:
             (row,) = self.conn.run(
-                "search.move_fact_vectors", {"after": after, "batch": _BACKFILL_BATCH}
+                "search.move_fact_vectors", {"after": after, "batch": _MOVE_BATCH}
             )
             if row["last"] is None:
                 return
