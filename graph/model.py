@@ -63,6 +63,7 @@ RESERVED_TYPE_NAMES = frozenset(
         "CandidateStatement",
         "Episode",
         "ExtractionCandidate",
+        "FactVector",
         "MergeCandidate",
         "Schema",
         "SystemClock",
