@@ -23,11 +23,12 @@ def embedder() -> SentenceEmbedder:
 
 
 class CountingEmbedder:
-    """The real model, counting the texts it is asked to encode."""
+    """The real model, counting the texts it is asked to encode (and keeping them)."""
 
     def __init__(self, inner: SentenceEmbedder) -> None:
         self.inner = inner
         self.calls: list[int] = []
+        self.texts: list[str] = []
 
     @property
     def name(self) -> str:
@@ -39,6 +40,7 @@ class CountingEmbedder:
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         self.calls.append(len(texts))
+        self.texts.extend(texts)
         return self.inner.encode(texts)
 
 

@@ -8,20 +8,20 @@ versions still carry their vectors is migrated to that layout."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from neo4j import Driver
 
-from graph.embeddings import SentenceEmbedder, Vectors, default_embedder
+from graph.embeddings import SentenceEmbedder, default_embedder
 from graph.erasure import erasable, forget
 from graph.errors import TransientStoreError
 from graph.model import ConflictPolicy, EpisodeCreate, MemoryDelta
 from graph.port import Store
 from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.service import MemoryService
+from tests.integration.test_indexer import CountingEmbedder
 
 pytestmark = pytest.mark.neo4j
 
@@ -252,26 +252,6 @@ def test_versions_carrying_vectors_are_migrated_to_fact_vectors(
     assert search.migrate() is False
 
 
-class Counting:
-    """The real model, keeping every text it is asked to encode."""
-
-    def __init__(self, inner: SentenceEmbedder) -> None:
-        self.inner = inner
-        self.texts: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def encode(self, texts: Sequence[str]) -> Vectors:
-        self.texts.extend(texts)
-        return self.inner.encode(texts)
-
-
 def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
     neo4j_store: Store, ntenant: str, driver: Driver, database: str, embedder: SentenceEmbedder
 ) -> None:
@@ -295,7 +275,7 @@ def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
         ],
     ).facts
     assert len({f.recorded_at for f in written}) == 1
-    counting = Counting(embedder)
+    counting = CountingEmbedder(embedder)
     neo4j_store.search.index_pending(tenant_id=ntenant, embedder=counting, batch_size=2)
     sentences = [t for t in counting.texts if "Harbour Street" in t]
     assert len(sentences) == len(set(sentences)) == 7
