@@ -220,3 +220,100 @@ def test_the_migration_walks_each_tenants_nodes_a_batch_at_a_time(
     assert search.migrate() is True
     # every node has the terms the write path gave it, its own tenant's, and no scope
     assert _node_terms(driver, database, [ntenant, twin]) == written
+
+
+# The vector indexes as sgam created them before turning quantization off: Neo4j's
+# default, binary quantization.
+QUANTIZED_INDEXES = [
+    "CYPHER 25 CREATE VECTOR INDEX entity_embedding FOR (e:Entity) ON (e.embedding) "
+    "WITH [e.tenant_id, e.embedding_model] "
+    "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}",
+    "CYPHER 25 CREATE VECTOR INDEX episode_embedding FOR (e:Episode) ON (e.embedding) "
+    "WITH [e.tenant_id, e.embedding_model] "
+    "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}",
+    "CYPHER 25 CREATE VECTOR INDEX fact_vector FOR (v:FactVector) ON (v.embedding) "
+    "WITH [v.tenant_id, v.live, v.embedding_model] "
+    "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}",
+]
+VECTOR_INDEXES = ("entity_embedding", "episode_embedding", "fact_vector")
+
+
+def _quantization(config: dict[str, Any]) -> str:
+    """What an index config says of quantization, whichever key its provider uses."""
+    if "vector.quantization.type" in config:
+        return str(config["vector.quantization.type"]).upper()
+    return "BINARY" if config.get("vector.quantization.enabled", False) else "NONE"
+
+
+def test_quantized_vector_indexes_are_built_again_without_quantization(
+    neo4j_store: Store, ntenant: str, driver: Driver, database: str
+) -> None:
+    from graph.embeddings import default_embedder
+
+    assert isinstance(neo4j_store, SearchableStore)
+    service = MemoryService(neo4j_store)
+    service.add_episode(
+        tenant_id=ntenant,
+        body=EpisodeCreate.model_validate(
+            {"episode_id": "e1", "occurred_at": SINCE, "content": "Ada moved to the lighthouse"}
+        ),
+    )
+    written = service.write_facts(
+        tenant_id=ntenant,
+        deltas=[
+            MemoryDelta(
+                subject="ada",
+                subject_type="Person",
+                predicate="address",
+                value="Harbour Street",
+                valid_from=SINCE,
+                source_episode_id="e1",
+            )
+        ],
+    )
+    embedder = default_embedder()
+    assert Retriever(neo4j_store, embedder=embedder).ensure_indexed(ntenant) == 3
+    new_layout = _indexes(driver, database)
+    assert {_quantization(new_layout[name][1]) for name in VECTOR_INDEXES} == {"NONE"}
+
+    for name in VECTOR_INDEXES:
+        driver.execute_query(f"DROP INDEX {name}", database_=database)
+    for ddl in QUANTIZED_INDEXES:
+        driver.execute_query(ddl, database_=database)
+    driver.execute_query("CALL db.awaitIndexes(300)", database_=database)
+    old = _indexes(driver, database)
+    assert {_quantization(old[name][1]) for name in VECTOR_INDEXES} == {"BINARY"}
+    fulltext_before = {k: v for k, v in old.items() if k not in VECTOR_INDEXES}
+
+    search: Any = neo4j_store.search
+    assert search.migrate() is True
+    assert _indexes(driver, database) == new_layout
+    # Only the vector indexes were rebuilt; the fulltext ones were left as they were.
+    assert {k: v for k, v in new_layout.items() if k not in VECTOR_INDEXES} == fulltext_before
+    # Rebuilt from the vectors the nodes kept: nothing to embed again, every item found.
+    assert Retriever(neo4j_store, embedder=embedder).ensure_indexed(ntenant) == 0
+    window = Retriever.window()
+    found = {
+        kind: [
+            h.item_id
+            for h in search.vector_search(
+                tenant_id=ntenant,
+                kind=kind,
+                vector=embedder.encode([text])[0],
+                model=embedder.name,
+                window=window,
+                limit=5,
+            )
+        ]
+        for kind, text in (
+            (ItemKind.FACT, "ada address Harbour Street"),
+            (ItemKind.ENTITY, "ada"),
+            (ItemKind.EPISODE, "Ada moved to the lighthouse"),
+        )
+    }
+    assert found == {
+        ItemKind.FACT: [written.facts[0].fact_id],
+        ItemKind.ENTITY: ["ada"],
+        ItemKind.EPISODE: ["e1"],
+    }
+    assert search.migrate() is False  # nothing left to do
