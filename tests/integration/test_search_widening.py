@@ -72,7 +72,7 @@ def data(neo4j_store: Store, ntenant: str) -> dict[str, set[str]]:
 
 
 def test_the_present_widens_past_ended_facts(
-    neo4j_store: Store, ntenant: str, data: dict[str, set[str]]
+    neo4j_store: Store, ntenant: str, data: dict[str, set[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert len(data["ended"]) == HIDDEN
     assert len(data["visible"]) == VISIBLE
@@ -110,7 +110,24 @@ def test_the_present_widens_past_ended_facts(
     for hits in (per_call, search.gather(gathered)):
         assert len(hits) == LIMIT
         assert {h.item_id for h in hits} <= data["visible"]
+    # The gathered search widens from the fetch after its prefetch's: it does not read the
+    # first 12 rows again.
+    fetches: list[tuple[str, int]] = []
+    run = search.conn.run
+
+    def counting(name: str, params: Any, **kwargs: Any) -> Any:
+        fetches.append((name, params.get("fetch")))
+        return run(name, params, **kwargs)
+
+    monkeypatch.setattr(search.conn, "run", counting)
     assert per_call == search.gather(gathered)
+    assert fetches == [("search.gather_candidates", 12), ("search.fulltext_facts", 48)]
+    fetches.clear()
+    assert per_call == search.fulltext(
+        tenant_id=ntenant, kind=ItemKind.FACT, terms=["lamp"], window=window, limit=LIMIT
+    )
+    assert fetches == [("search.fulltext_facts", 12), ("search.fulltext_facts", 48)]
+    monkeypatch.undo()
     # In the past the ended facts are the answer, and they rank first.
     past = search.fulltext(
         tenant_id=ntenant,

@@ -318,10 +318,12 @@ class Neo4jSearch:
         window: Window,
         *,
         cosine: bool = False,
+        fetch: int | None = None,
     ) -> list[Hit]:
-        """Run an index query with a growing ``fetch`` until ``limit`` visible items are
+        """Run an index query with a growing ``fetch`` (from ``fetch`` when given: what a
+        gathered search already read is not read again) until ``limit`` visible items are
         found or the index has nothing more; keep each item's best score."""
-        fetch = _first_fetch(limit, window)
+        fetch = fetch or _first_fetch(limit, window)
         while True:
             hits = _hits(self._s(name, {**params, "fetch": fetch}), fetch, limit, cosine=cosine)
             if hits is not None:
@@ -330,6 +332,17 @@ class Neo4jSearch:
 
     def fulltext(
         self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+    ) -> list[Hit]:
+        return self._fulltext(tenant_id, kind, terms, window, limit)
+
+    def _fulltext(
+        self,
+        tenant_id: str,
+        kind: ItemKind,
+        terms: Sequence[str],
+        window: Window,
+        limit: int,
+        fetch: int | None = None,
     ) -> list[Hit]:
         if not terms:
             return []
@@ -340,7 +353,7 @@ class Neo4jSearch:
         }
         if kind == ItemKind.FACT:
             params["as_of"] = utc(window.as_of)
-        return self._widening(_FULLTEXT[kind], params, limit, window)
+        return self._widening(_FULLTEXT[kind], params, limit, window, fetch=fetch)
 
     def vector_search(
         self,
@@ -351,6 +364,18 @@ class Neo4jSearch:
         model: str,
         window: Window,
         limit: int,
+    ) -> list[Hit]:
+        return self._vector_search(tenant_id, kind, vector, model, window, limit)
+
+    def _vector_search(
+        self,
+        tenant_id: str,
+        kind: ItemKind,
+        vector: Vectors,
+        model: str,
+        window: Window,
+        limit: int,
+        fetch: int | None = None,
     ) -> list[Hit]:
         params: dict[str, Any] = {
             "vector": [float(x) for x in vector],
@@ -363,7 +388,7 @@ class Neo4jSearch:
         name = _VECTOR[kind]
         if kind == ItemKind.FACT and not window.latest:
             name = "search.vector_facts_past"
-        return self._widening(name, params, limit, window, cosine=True)
+        return self._widening(name, params, limit, window, cosine=True, fetch=fetch)
 
     # -- items -------------------------------------------------------------------------
     def facts_by_id(
@@ -629,6 +654,10 @@ class _Gathered(Neo4jSearch):
         self._cand_fetch = fetch
         self._cand_rows = grouped
 
+    def _wider(self) -> int:
+        """The fetch after the prefetched one, when its rows held too few visible items."""
+        return min(self._cand_fetch * _FETCH_GROWTH, _MAX_FETCH)
+
     def _cand_hits(
         self, kind: ItemKind, signal: str, limit: int, *, cosine: bool
     ) -> list[Hit] | None:
@@ -645,6 +674,7 @@ class _Gathered(Neo4jSearch):
             hits = self._cand_hits(kind, "bm25", limit, cosine=False) if terms else []
             if hits is not None:
                 return hits
+            return self._fulltext(tenant_id, kind, terms, window, limit, self._wider())
         return super().fulltext(
             tenant_id=tenant_id, kind=kind, terms=terms, window=window, limit=limit
         )
@@ -671,6 +701,7 @@ class _Gathered(Neo4jSearch):
             hits = self._cand_hits(kind, "vector", limit, cosine=True)
             if hits is not None:
                 return hits
+            return self._vector_search(tenant_id, kind, vector, model, window, limit, self._wider())
         return super().vector_search(
             tenant_id=tenant_id,
             kind=kind,
