@@ -23,4 +23,16 @@ if [ -z "${NEO4J_URI:-}" ]; then
 fi
 
 echo "== pytest"
-$BIN/pytest "$@"
+status=0
+$BIN/pytest "$@" || status=$?
+# A Neo4j internal error (a 503 the tests report as such) leaves its stack trace only in the
+# server's debug.log, which stopping the server deletes: show it first.
+if [ "$status" -ne 0 ] && [ -n "$started" ]; then
+  datadir=$(cat "${SGAM_NEO4J_STATE_DIR:-.sgam/neo4j}/datadir" 2>/dev/null || true)
+  log="$datadir/logs/debug.log"
+  if [ -n "$datadir" ] && [ -f "$log" ] && grep -q " ERROR " "$log"; then
+    echo "== Neo4j errors (from $log)"
+    grep -A 40 " ERROR " "$log" | head -n 400
+  fi
+fi
+exit "$status"
