@@ -385,6 +385,43 @@ def test_an_unknown_database_is_a_clear_store_error(
         store.close()
 
 
+def test_an_index_still_being_built_is_a_store_unavailable_error(
+    neo4j_store: Store, driver: Driver, database: str
+) -> None:
+    """After an index is created or rebuilt (a migration), Neo4j refuses to search it
+    until it is filled: a 503 to retry, not a 500. Shown with a scratch vector index over
+    enough vectors that filling it takes a few seconds, queried at once."""
+    assert isinstance(neo4j_store, Neo4jStore)
+    label = "IndexWait" + uuid.uuid4().hex[:8]
+    driver.execute_query(
+        f"UNWIND range(1, 30000) AS i CREATE (:{label} {{e: [j IN range(1, 64) | rand()]}})",
+        database_=database,
+    )
+    try:
+        driver.execute_query(
+            f"CREATE VECTOR INDEX {label} FOR (n:{label}) ON (n.e) OPTIONS {{indexConfig: "
+            "{`vector.dimensions`: 64, `vector.similarity_function`: 'cosine'}}",
+            database_=database,
+        )
+        not_ready = pytest.raises(StoreUnavailableError, match="still being built")
+        with not_ready as e, neo4j_store.conn.translated():
+            neo4j_store.conn.driver.execute_query(
+                f"CYPHER 25 MATCH (n:{label}) SEARCH n IN (VECTOR INDEX {label} FOR $q"
+                " LIMIT 5) SCORE AS s RETURN count(*) AS n",
+                q=[0.5] * 64,
+                database_=database,
+            )
+        assert isinstance(e.value.__cause__, neo4j.exceptions.ClientError)
+        assert e.value.__cause__.gql_status == "51N63"
+    finally:
+        driver.execute_query("CALL db.awaitIndexes(600)", database_=database)
+        driver.execute_query(f"DROP INDEX {label} IF EXISTS", database_=database)
+        with driver.session(database=database) as session:  # IN TRANSACTIONS: auto-commit
+            session.run(
+                f"MATCH (n:{label}) CALL (n) {{ DELETE n }} IN TRANSACTIONS OF 10000 ROWS"
+            ).consume()
+
+
 @pytest.mark.parametrize(
     "command",
     [

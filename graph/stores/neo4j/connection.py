@@ -58,6 +58,9 @@ DEFAULT_DATABASE = "neo4j"
 DEFAULT_USER = "neo4j"
 MANAGED_RETRY_SECONDS = 5.0
 DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
+# An index that exists but is still being filled (GQL status 51N63; Neo4j 2026.x reports it
+# under IndexNotFound): after an index is created or rebuilt, until population ends.
+INDEX_NOT_READY = "51N63"
 
 Row = dict[str, Any]
 T = TypeVar("T")
@@ -112,6 +115,9 @@ def _mapped(
         return StoreUnavailableError(f"Neo4j failed: {e}")
     if isinstance(e, ConstraintError):
         return ConflictError(f"constraint violated: {e}")
+    if isinstance(e, ClientError) and getattr(e, "gql_status", None) == INDEX_NOT_READY:
+        # Not the request's fault, and over once Neo4j has filled the index: 503.
+        return StoreUnavailableError(f"a Neo4j index is still being built, retry later: {e}")
     if isinstance(e, ClientError) and e.code == DATABASE_NOT_FOUND:
         return StoreUnavailableError(
             f"Neo4j has no database {database!r}: set SGAM_NEO4J_DATABASE to one that"
