@@ -20,7 +20,7 @@ from datetime import datetime
 
 from graph.model import Cardinality, Episode, Fact
 from graph.retrieval.port import GatheredReads, SearchPort, Window
-from graph.retrieval.text import STOPWORDS, mentions_value
+from graph.retrieval.text import STOPWORDS, mentioning_any
 
 
 def valid_at(f: Fact, at: datetime) -> bool:
@@ -99,11 +99,10 @@ def stale_episodes(
         )
     old = stale_values(versions, window.as_of)
     if old:
+        states_old_value = mentioning_any(old)
         for i in ids:
-            if i not in stale:
-                text = episodes[i].text()
-                if any(mentions_value(text, v) for v in old):
-                    stale.add(i)
+            if i not in stale and states_old_value(episodes[i].text()):
+                stale.add(i)
     return stale
 
 

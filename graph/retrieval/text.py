@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 # Runs of letters and digits: the same split the SQLite unicode61 tokenizer and Neo4j's
 # standard analyzer make, and underscores split snake_case predicate names into words.
@@ -115,12 +115,28 @@ def mentions_value(text: str, value: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
+def mentioning_any(values: Iterable[str]) -> Callable[[str], bool]:
+    """``text -> any(mentions_value(text, v) for v in values)``, with one pattern for all
+    of them, compiled once: a staleness check asks it of each episode it shows, for as
+    many values as the episodes' timelines held (thousands after a bulk import), and a
+    pattern per value and text took 673 ms for 2,000 values and 10 episodes, the one
+    pattern 32 ms (bench/stale_match.py). An alternation between the two boundaries
+    matches exactly where one of its values would: each alternative is tried at each
+    position."""
+    parts = sorted({re.escape(v) for v in (value.strip() for value in values) if v})
+    if not parts:
+        return lambda text: False
+    pattern = re.compile(r"(?<![\w])(?:" + "|".join(parts) + r")(?![\w])", re.IGNORECASE)
+    return lambda text: pattern.search(text) is not None
+
+
 __all__ = [
     "STOPWORDS",
     "estimate_tokens",
     "fts5_query",
     "index_terms",
     "lucene_query",
+    "mentioning_any",
     "mentions_value",
     "stem",
     "stems",

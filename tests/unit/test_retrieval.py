@@ -14,6 +14,8 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graph.embeddings import (
     DEFAULT_MODEL,
@@ -41,6 +43,7 @@ from graph.retrieval.text import (
     estimate_tokens,
     fts5_query,
     lucene_query,
+    mentioning_any,
     mentions_value,
     stem,
     stems,
@@ -115,6 +118,32 @@ def test_stem_matches_plural_and_verb_forms() -> None:
     assert stem("holds") == "hold"
     assert stem("addresses") == stem("address") == "address"
     assert stems("Who holds the accounts?") == {"hold", "account"}
+
+
+# Pieces that make boundaries, case and regex metacharacters interesting.
+_PIECES = ["gold", "Gold", "golden", "2026-06-30", "1", "a.b", "+351", "(x)", "Ünïcode", "é"]
+_SEPARATORS = [" ", "", "-", ".", "_", ": ", "\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.lists(st.sampled_from(_PIECES), min_size=1, max_size=3).map(" ".join)
+        | st.sampled_from(["", "  ", " gold "]),
+        max_size=6,
+    ),
+    text=st.lists(st.sampled_from(_PIECES + _SEPARATORS), max_size=12).map("".join),
+)
+def test_mentioning_any_answers_as_mentions_value_of_each(values: list[str], text: str) -> None:
+    assert mentioning_any(values)(text) == any(mentions_value(text, v) for v in values)
+
+
+def test_mentioning_any_is_whole_word_and_case_insensitive() -> None:
+    stated = mentioning_any(["gold", "2026-06-30", "  "])
+    assert stated("status: GOLD")
+    assert stated("It is now 2026-06-30.")
+    assert not stated("golden 2026-06-301")
+    assert not mentioning_any([" ", ""])("gold")
 
 
 def test_mentions_value_is_whole_word_and_case_insensitive() -> None:
