@@ -331,12 +331,8 @@ class Neo4jSearch:
             fetch = min(fetch * _FETCH_GROWTH, _MAX_FETCH)
 
     def fulltext(
-        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
-    ) -> list[Hit]:
-        return self._fulltext(tenant_id, kind, terms, window, limit)
-
-    def _fulltext(
         self,
+        *,
         tenant_id: str,
         kind: ItemKind,
         terms: Sequence[str],
@@ -344,6 +340,8 @@ class Neo4jSearch:
         limit: int,
         fetch: int | None = None,
     ) -> list[Hit]:
+        """``fetch``: the first index call's rows, when not the first fetch's (a gathered
+        search widening past what its prefetch read)."""
         if not terms:
             return []
         params: dict[str, Any] = {
@@ -364,19 +362,9 @@ class Neo4jSearch:
         model: str,
         window: Window,
         limit: int,
-    ) -> list[Hit]:
-        return self._vector_search(tenant_id, kind, vector, model, window, limit)
-
-    def _vector_search(
-        self,
-        tenant_id: str,
-        kind: ItemKind,
-        vector: Vectors,
-        model: str,
-        window: Window,
-        limit: int,
         fetch: int | None = None,
     ) -> list[Hit]:
+        """``fetch`` as for :meth:`fulltext`."""
         params: dict[str, Any] = {
             "vector": [float(x) for x in vector],
             "tenant_id": tenant_id,
@@ -668,15 +656,22 @@ class _Gathered(Neo4jSearch):
         return _best(row["hits"], int(row["n"]), self._cand_fetch, limit, cosine=cosine)
 
     def fulltext(
-        self, *, tenant_id: str, kind: ItemKind, terms: Sequence[str], window: Window, limit: int
+        self,
+        *,
+        tenant_id: str,
+        kind: ItemKind,
+        terms: Sequence[str],
+        window: Window,
+        limit: int,
+        fetch: int | None = None,
     ) -> list[Hit]:
-        if self._cand_key == (tenant_id, tuple(terms), window, limit):
+        if fetch is None and self._cand_key == (tenant_id, tuple(terms), window, limit):
             hits = self._cand_hits(kind, "bm25", limit, cosine=False) if terms else []
             if hits is not None:
                 return hits
-            return self._fulltext(tenant_id, kind, terms, window, limit, self._wider())
+            fetch = self._wider()
         return super().fulltext(
-            tenant_id=tenant_id, kind=kind, terms=terms, window=window, limit=limit
+            tenant_id=tenant_id, kind=kind, terms=terms, window=window, limit=limit, fetch=fetch
         )
 
     def vector_search(
@@ -688,10 +683,12 @@ class _Gathered(Neo4jSearch):
         model: str,
         window: Window,
         limit: int,
+        fetch: int | None = None,
     ) -> list[Hit]:
         key = self._cand_key
         if (
-            key is not None
+            fetch is None
+            and key is not None
             and key[0] == tenant_id
             and key[2] == window
             and key[3] == limit
@@ -701,7 +698,7 @@ class _Gathered(Neo4jSearch):
             hits = self._cand_hits(kind, "vector", limit, cosine=True)
             if hits is not None:
                 return hits
-            return self._vector_search(tenant_id, kind, vector, model, window, limit, self._wider())
+            fetch = self._wider()
         return super().vector_search(
             tenant_id=tenant_id,
             kind=kind,
@@ -709,6 +706,7 @@ class _Gathered(Neo4jSearch):
             model=model,
             window=window,
             limit=limit,
+            fetch=fetch,
         )
 
     # -- expansion and loads -----------------------------------------------------------
