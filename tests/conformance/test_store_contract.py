@@ -322,10 +322,22 @@ def test_neighbors_follow_only_relations_valid_at_the_time(
             rel("acct-1", "Account", "covered_by", "pol-1", "Policy", 0, 10),
             rel("acct-1", "Account", "covered_by", "pol-2", "Policy", 10),
             rel("cust-7", "Customer", "holds_account", "acct-old", "Account", -5, -1),
+            # An attribute is not an edge: it never joins a neighbourhood.
+            MemoryDelta(
+                subject="cust-7",
+                predicate="tier",
+                value="gold",
+                valid_from=t(0),
+                source_episode_id="e1",
+            ),
         ],
     )
     hood = service.neighbors(tenant_id=tenant, entity_id="cust-7", depth=2, as_of=t(5))
     assert {e.entity_id for e in hood.entities} == {"cust-7", "acct-1", "pol-1"}
+    assert sorted((f.subject, f.predicate, f.object) for f in hood.facts) == [
+        ("acct-1", "covered_by", "pol-1"),
+        ("cust-7", "holds_account", "acct-1"),
+    ]
     later = service.neighbors(tenant_id=tenant, entity_id="cust-7", depth=2, as_of=t(11))
     assert {e.entity_id for e in later.entities} == {"cust-7", "acct-1", "pol-2"}
     one_hop = service.neighbors(tenant_id=tenant, entity_id="cust-7", depth=1, as_of=t(5))

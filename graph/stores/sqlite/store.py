@@ -559,22 +559,30 @@ class SqliteStore:
         limit: int | None = None,
     ) -> Neighborhood:
         def hop(ids: list[str], cap: int | None) -> list[Fact]:
-            conds = []
+            # One index seek per side (facts_subject, facts_object), joined by UNION ALL:
+            # an OR of the two makes the planner walk every relation of the tenant, and so
+            # does a bare "object IS NOT NULL" (as object > NULL in facts_object); the unary
+            # + keeps that test off the index.
+            marks = in_list(ids)
+            sides: list[tuple[str, list[Any]]] = []
             if direction in (Direction.OUT, Direction.BOTH):
-                conds.append(f"subject IN ({in_list(ids)})")
+                sides.append((f"subject IN ({marks}) AND +object IS NOT NULL", list(ids)))
             if direction in (Direction.IN, Direction.BOTH):
-                conds.append(f"object IN ({in_list(ids)})")
+                if direction is Direction.BOTH:  # a fact between two of ids: once
+                    sides.append((f"object IN ({marks}) AND subject NOT IN ({marks})", ids * 2))
+                else:
+                    sides.append((f"object IN ({marks})", list(ids)))
             t, k = to_db(as_of), to_db(known_at)
-            params: list[Any] = [tenant_id, t, t, k, k, *(ids * len(conds))]
-            sql = (
-                f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND object IS NOT NULL"  # noqa: S608
-                " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
-                " AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?)"
-                f" AND ({' OR '.join(conds)})"
-            )
-            if predicates:
-                sql += f" AND predicate IN ({in_list(predicates)})"
-                params += list(predicates)
+            extra = f" AND predicate IN ({in_list(predicates)})" if predicates else ""
+            parts, params = [], []
+            for cond, values in sides:
+                parts.append(
+                    f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ? AND {cond}"  # noqa: S608
+                    " AND valid_from <= ? AND (valid_to IS NULL OR valid_to > ?)"
+                    " AND recorded_at <= ? AND (retired_at IS NULL OR retired_at > ?)" + extra
+                )
+                params += [tenant_id, *values, t, t, k, k, *(predicates or ())]
+            sql = " UNION ALL ".join(parts)
             if cap is not None:
                 sql += " LIMIT ?"
                 params.append(cap)
