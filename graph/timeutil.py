@@ -39,7 +39,9 @@ def to_db(value: datetime) -> str:
 
 
 def from_db(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    if text.endswith("Z"):  # to_db's form: Python 3.11 reads the Z as UTC itself
+        return datetime.fromisoformat(text)
+    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def format_instant(value: datetime) -> str:

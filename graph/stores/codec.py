@@ -83,7 +83,14 @@ def dump_value(value: Any) -> str | None:
 
 
 def load_value(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    """A literal value's JSON. Most are plain strings (``"Madrid"``): a JSON text that
+    opens with a quote is one string, and without a backslash it holds no escape, so it
+    is read without the parser."""
+    if text is None:
+        return None
+    if len(text) >= 2 and text[0] == '"' and "\\" not in text:
+        return text[1:-1]
+    return json.loads(text)
 
 
 def episode_hash(episode: Episode) -> str:

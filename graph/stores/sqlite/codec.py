@@ -56,31 +56,55 @@ def in_list(values: Sequence[Any]) -> str:
 
 
 # -- facts ---------------------------------------------------------------------------------
-def fact_from_row(r: sqlite3.Row) -> Fact:
-    """A version this store wrote: every column decoded to its type here."""
+def id_list(text: str) -> list[str]:
+    """A JSON list of ids as this store writes it. Nearly every row holds ``[]`` or one
+    id (``["ep-1"]``): those are read without the JSON parser, the rest with it."""
+    if text == "[]":
+        return []
+    if (
+        len(text) >= 4
+        and text.startswith('["')
+        and text.endswith('"]')
+        and '"' not in text[2:-2]
+        and "\\" not in text
+    ):
+        return [text[2:-2]]
+    return list(json.loads(text))
+
+
+def fact_from_row(r: sqlite3.Row | tuple[Any, ...]) -> Fact:
+    """A version this store wrote, from a row of ``SELECT FACT_COLUMNS`` (read by
+    position: a name lookup in sqlite3.Row scans the columns, and a search decodes
+    hundreds of facts); every column decoded to its type here."""
+    (
+        version_id, tenant_id, fact_id, _key, subject, subject_type, predicate, value_json,
+        value_type, obj, object_type, valid_from, valid_to, recorded_at, retired_at,
+        source_episode_id, sources_json, supersedes_json, confidence, memory_type,
+        schema_version, retention_policy, cardinality,
+    ) = r  # fmt: skip
     return Fact.trusted(
-        tenant_id=r["tenant_id"],
-        fact_id=r["fact_id"],
-        version_id=r["version_id"],
-        subject=r["subject"],
-        subject_type=r["subject_type"],
-        predicate=r["predicate"],
-        value=load_value(r["value_json"]),
-        value_type=ValueType(r["value_type"]),
-        object=r["object"],
-        object_type=r["object_type"],
-        valid_from=from_db(r["valid_from"]),
-        valid_to=opt_dt(r["valid_to"]),
-        recorded_at=from_db(r["recorded_at"]),
-        retired_at=opt_dt(r["retired_at"]),
-        source_episode_id=r["source_episode_id"],
-        sources=json.loads(r["sources_json"]),
-        supersedes=json.loads(r["supersedes_json"]),
-        confidence=r["confidence"],
-        memory_type=r["memory_type"],
-        schema_version=r["schema_version"],
-        retention_policy=r["retention_policy"],
-        cardinality=Cardinality(r["cardinality"]),
+        tenant_id=tenant_id,
+        fact_id=fact_id,
+        version_id=version_id,
+        subject=subject,
+        subject_type=subject_type,
+        predicate=predicate,
+        value=load_value(value_json),
+        value_type=ValueType(value_type),
+        object=obj,
+        object_type=object_type,
+        valid_from=from_db(valid_from),
+        valid_to=opt_dt(valid_to),
+        recorded_at=from_db(recorded_at),
+        retired_at=opt_dt(retired_at),
+        source_episode_id=source_episode_id,
+        sources=id_list(sources_json),
+        supersedes=id_list(supersedes_json),
+        confidence=confidence,
+        memory_type=memory_type,
+        schema_version=schema_version,
+        retention_policy=retention_policy,
+        cardinality=Cardinality(cardinality),
     )
 
 
@@ -354,6 +378,7 @@ __all__ = [
     "episode_values",
     "fact_from_row",
     "fact_rows",
+    "id_list",
     "in_list",
     "merge_from_row",
     "merge_values",
