@@ -183,15 +183,23 @@ def test_narrowed_fulltext_keeps_the_rare_rows_with_their_full_query_scores(
     assert two == narrowed[:2]
 
 
+def lamps_and_owls(
+    store: SqliteStore, tenant: str, monkeypatch: pytest.MonkeyPatch, *, owls: int
+) -> MemoryService:
+    """Four "lamp" rows (common once a word in 3 rows is) and `owls` filler rows."""
+    monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 3)
+    svc = MemoryService(store)
+    for i in range(4):
+        episode(svc, tenant, f"l{i}", f"lamp {i}")
+    for i in range(owls):
+        episode(svc, tenant, f"f{i}", f"owl {i}")
+    return svc
+
+
 def test_narrowed_fulltext_applies_the_window(
     sqlite_store: SqliteStore, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 3)
-    svc = MemoryService(sqlite_store)
-    for i in range(4):
-        episode(svc, tenant, f"l{i}", f"lamp {i}")
-    for i in range(5):
-        episode(svc, tenant, f"f{i}", f"owl {i}")
+    svc = lamps_and_owls(sqlite_store, tenant, monkeypatch, owls=5)
     episode(svc, tenant, "early", "moth lamp")
     between = utcnow()
     episode(svc, tenant, "late", "moth")
@@ -226,12 +234,7 @@ def test_narrowed_fulltext_applies_the_window(
 def test_ordinary_fulltext_when_rare_rows_are_many_or_a_word_is_split(
     sqlite_store: SqliteStore, tenant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("graph.stores.sqlite.search._COMMON_DF", 3)
-    svc = MemoryService(sqlite_store)
-    for i in range(4):
-        episode(svc, tenant, f"l{i}", f"lamp {i}")
-    for i in range(7):
-        episode(svc, tenant, f"f{i}", f"owl {i}")
+    svc = lamps_and_owls(sqlite_store, tenant, monkeypatch, owls=7)
     episode(svc, tenant, "m", "moth lamp o'neil")
     search = sqlite_store.search
     assert search._query_terms(tenant, ItemKind.EPISODE, ["lamp", "moth"]).rare() == ["moth"]
