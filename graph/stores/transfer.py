@@ -11,14 +11,13 @@ so nothing is decided again and nothing gets a new time or a new id.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from graph.errors import ConflictError, invalid
 from graph.model import ConflictPolicy, Entity, Episode, Fact
-from graph.port import LedgerTx
+from graph.port import LedgerTx, Store
 from graph.schema import MemorySchema
 from graph.stores.codec import claim_from_dict, claim_to_dict
 from graph.temporal import Assertion
@@ -111,14 +110,7 @@ def assertion_of(r: Record) -> Assertion:
     )
 
 
-def restore_records(
-    transaction: Callable[[], AbstractContextManager[LedgerTx]],
-    *,
-    put_episode: Callable[[Episode], None],
-    put_schema: Callable[[MemorySchema], None],
-    tenant_id: str,
-    records: Sequence[Record],
-) -> None:
+def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) -> None:
     """Write one batch of same-type records through the ledger primitives, as they were."""
     if not records:
         return
@@ -127,23 +119,25 @@ def restore_records(
         raise invalid("one restore batch holds records of one type", field="type")
     if kind == "schema":
         for r in records:
-            put_schema(MemorySchema.model_validate(r["body"]))
+            store.put_schema(tenant_id=tenant_id, schema=MemorySchema.model_validate(r["body"]))
     elif kind == "episode":
         for r in records:
-            put_episode(Episode.model_validate({**_data(r), "tenant_id": tenant_id}))
+            episode = Episode.model_validate({**_data(r), "tenant_id": tenant_id})
+            store.put_episode(episode=episode)
+            store.save_episode_state(episode=episode)  # status, attempts, rejections
     elif kind == "version":
         facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
         keys = [str(r["timeline_key"]) for r in records]
         try:
-            _insert_versions(transaction, tenant_id, facts, keys)
+            _insert_versions(store, tenant_id, facts, keys)
         except ConflictError:
             # Version ids name rows and are unique in a store; fact ids are per tenant. A
             # copy of a tenant restored into the store it came from meets its own version
             # ids: derive new ones (the same on every run) and keep everything else.
             renamed = [f.model_copy(update={"version_id": _derived(tenant_id, f)}) for f in facts]
-            _insert_versions(transaction, tenant_id, renamed, keys)
+            _insert_versions(store, tenant_id, renamed, keys)
     else:
-        with transaction() as tx:
+        with store.transaction() as tx:
             if kind == "entity":
                 ents = [
                     Entity.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records
@@ -161,12 +155,9 @@ def restore_records(
 
 
 def _insert_versions(
-    transaction: Callable[[], AbstractContextManager[LedgerTx]],
-    tenant_id: str,
-    facts: Sequence[Fact],
-    keys: Sequence[str],
+    store: Store, tenant_id: str, facts: Sequence[Fact], keys: Sequence[str]
 ) -> None:
-    with transaction() as tx:
+    with store.transaction() as tx:
         tx.insert(tenant_id=tenant_id, facts=facts, keys=keys)
         _clock_past(tx, tenant_id, [t for f in facts for t in (f.recorded_at, f.retired_at)])
 

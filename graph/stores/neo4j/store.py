@@ -609,20 +609,7 @@ class Neo4jStore:
         return transfer.export_records(self.conn, tenant_id=tenant_id, kind=kind)
 
     def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
-        def put_episode(e: Episode) -> None:
-            self.put_episode(episode=e)
-            self.save_episode_state(episode=e)
-
-        def put_schema(s: MemorySchema) -> None:
-            self.put_schema(tenant_id=tenant_id, schema=s)
-
-        restore_records(
-            self.transaction,
-            put_episode=put_episode,
-            put_schema=put_schema,
-            tenant_id=tenant_id,
-            records=records,
-        )
+        restore_records(self, tenant_id=tenant_id, records=records)
 
     def purge_tenant(self, *, tenant_id: str) -> None:
         """Delete everything of one tenant, in bounded batches."""

@@ -641,20 +641,7 @@ class SqliteStore:
             after = tuple(rows[-1][c.strip()] for c in cursor.split(","))
 
     def restore_records(self, *, tenant_id: str, records: Sequence[Record]) -> None:
-        def put_episode(e: Episode) -> None:
-            self.put_episode(episode=e)
-            self.save_episode_state(episode=e)
-
-        def put_schema(s: MemorySchema) -> None:
-            self.put_schema(tenant_id=tenant_id, schema=s)
-
-        restore_records(
-            self.transaction,
-            put_episode=put_episode,
-            put_schema=put_schema,
-            tenant_id=tenant_id,
-            records=records,
-        )
+        restore_records(self, tenant_id=tenant_id, records=records)
 
     # -- administration ----------------------------------------------------------------
     def purge_tenant(self, *, tenant_id: str) -> None:
