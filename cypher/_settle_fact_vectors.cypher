@@ -11,7 +11,7 @@
        } AS live
   CALL (v, held, live) {
     WITH * WHERE held AND v.live <> live
-    SET v.live = live
+    SET v.live = live, v.live_scope = CASE WHEN live THEN v.scope END
   }
   CALL (v, held) {
     WITH * WHERE NOT held

@@ -68,7 +68,12 @@ FOR (e:Episode) ON EACH [e.terms]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace'}};
 
 // Vector indexes, filtered inside the index (Cypher 25 SEARCH ... WHERE) by tenant and,
-// for facts, by ``live`` (the fact has a version open in system time). A fact's vector is
+// for facts, by ``live`` (the fact has a version open in system time). A FactVector's
+// filter is one property: ``scope`` (tenant and model, for a past known_at) and
+// ``live_scope`` (the same, set only while the fact is live), because Lucene builds a
+// search's filter by walking every row it accepts, and a conjunction of three properties
+// walked a 1M-fact tenant's rows 7-10 ms slower than one (bench/README.md, "Neo4j vector
+// search: SIMD and the filter"). A fact's vector is
 // a FactVector node of its own, not a property of each version: cutting an interval
 // retires a version and adds another with the same sentence, and a vector on the versions
 // made each cut rewrite index entries (a delete and an add into a new HNSW segment), which
@@ -87,7 +92,7 @@ FOR (e:Episode) ON (e.embedding) WITH [e.tenant_id, e.embedding_model]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine',
   `vector.quantization.enabled`: false}};
 CYPHER 25 CREATE VECTOR INDEX fact_vector IF NOT EXISTS
-FOR (v:FactVector) ON (v.embedding) WITH [v.tenant_id, v.live, v.embedding_model]
+FOR (v:FactVector) ON (v.embedding) WITH [v.scope, v.live_scope]
 OPTIONS {indexConfig: {`vector.dimensions`: $embedding_dim, `vector.similarity_function`: 'cosine',
   `vector.quantization.enabled`: false}};
 

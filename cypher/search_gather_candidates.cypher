@@ -11,7 +11,7 @@ CALL () {
   WITH $vector AS q WHERE q IS NOT NULL
   MATCH (v:FactVector)
     SEARCH v IN (VECTOR INDEX fact_vector FOR q
-      WHERE v.tenant_id = $tenant_id AND v.live = true AND v.embedding_model = $model
+      WHERE v.live_scope = $tenant_id + ' ' + $model
       LIMIT $fetch) SCORE AS score
   RETURN 'fact' AS kind, 'vector' AS signal, v.fact_id AS item_id, score,
          EXISTS {

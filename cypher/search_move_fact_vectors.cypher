@@ -15,8 +15,9 @@ CALL (r) {
   WHERE r.embedding IS NOT NULL
   MERGE (v:FactVector {tenant_id: r.tenant_id, fact_id: r.fact_id})
     ON CREATE SET v.embedding = r.embedding, v.embedding_model = r.embedding_model,
-                  v.live = false
+                  v.live = false, v.scope = r.tenant_id + ' ' + r.embedding_model
   SET v.live = v.live OR coalesce(r.current, false)
+  SET v.live_scope = CASE WHEN v.live THEN v.scope END
   REMOVE r.embedding, r.embedding_model
 }
 RETURN max(r.version_id) AS last

@@ -8,8 +8,12 @@ UNWIND $rows AS row
 WITH row
 WHERE EXISTS { MATCH ()-[r:FACT {fact_id: row.id}]->() WHERE r.tenant_id = $tenant_id }
 MERGE (v:FactVector {tenant_id: $tenant_id, fact_id: row.id})
+WITH v, row, EXISTS {
+  MATCH ()-[r:FACT {fact_id: row.id}]->() WHERE r.tenant_id = $tenant_id AND r.current = true
+} AS live
+// scope and live_scope: the vector index's filter (schema.setup); a tenant id has no space.
 SET v.embedding = row.vector,
     v.embedding_model = $model,
-    v.live = EXISTS {
-      MATCH ()-[r:FACT {fact_id: row.id}]->() WHERE r.tenant_id = $tenant_id AND r.current = true
-    }
+    v.live = live,
+    v.scope = $tenant_id + ' ' + $model,
+    v.live_scope = CASE WHEN live THEN $tenant_id + ' ' + $model END

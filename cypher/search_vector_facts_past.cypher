@@ -7,7 +7,7 @@
 CYPHER 25
 MATCH (v:FactVector)
   SEARCH v IN (VECTOR INDEX fact_vector FOR $vector
-    WHERE v.tenant_id = $tenant_id AND v.embedding_model = $model
+    WHERE v.scope = $tenant_id + ' ' + $model
     LIMIT $fetch) SCORE AS score
 RETURN v.fact_id AS item_id, score,
        EXISTS {

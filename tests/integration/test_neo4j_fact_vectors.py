@@ -30,6 +30,15 @@ T1 = "2026-03-01T00:00:00Z"
 AT0 = datetime(2026, 1, 1, tzinfo=UTC)
 AT1 = datetime(2026, 3, 1, tzinfo=UTC)
 
+# The fact vector index as an earlier layout defined it: filtered by three properties,
+# before the scope keys.
+THREE_PROPERTY_INDEX = (
+    "CYPHER 25 CREATE VECTOR INDEX fact_vector FOR (v:FactVector) ON (v.embedding) "
+    "WITH [v.tenant_id, v.live, v.embedding_model] "
+    "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine', "
+    "`vector.quantization.enabled`: false}}"
+)
+
 # The fact vector index as the previous layout defined it: on the versions themselves.
 OLD_INDEX = (
     "CYPHER 25 CREATE VECTOR INDEX fact_embedding FOR ()-[r:FACT]-() ON (r.embedding) "
@@ -44,13 +53,19 @@ def embedder() -> SentenceEmbedder:
 
 
 def vectors(driver: Driver, database: str, tenant: str) -> dict[str, tuple[bool, list[float]]]:
-    """The tenant's fact vectors: fact id → (live, embedding)."""
+    """The tenant's fact vectors: fact id → (live, embedding). Each vector's index filter
+    properties agree with them: scope is the tenant and model, live_scope the same while
+    live and null otherwise."""
     rows, _, _ = driver.execute_query(
         "MATCH (v:FactVector {tenant_id: $t}) RETURN v.fact_id AS id, v.live AS live, "
-        "v.embedding AS embedding",
+        "v.embedding AS embedding, v.embedding_model AS model, v.scope AS scope, "
+        "v.live_scope AS live_scope",
         t=tenant,
         database_=database,
     )
+    for r in rows:
+        assert r["scope"] == f"{tenant} {r['model']}", r["id"]
+        assert r["live_scope"] == (r["scope"] if r["live"] else None), r["id"]
     return {r["id"]: (r["live"], r["embedding"]) for r in rows}
 
 
@@ -281,3 +296,100 @@ def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
     assert len(sentences) == len(set(sentences)) == 7
     assert set(vectors(driver, database, ntenant)) == {f.fact_id for f in written}
     assert pending_facts(neo4j_store, ntenant, embedder.name) == 0
+
+
+def _indexes(driver: Driver, database: str) -> dict[str, Any]:
+    rows, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, type, properties, options "
+        "WHERE type IN ['FULLTEXT', 'VECTOR'] RETURN name, properties, options",
+        database_=database,
+    )
+    return {r["name"]: (sorted(r["properties"]), r["options"]["indexConfig"]) for r in rows}
+
+
+def test_fact_vectors_filtered_by_three_properties_are_migrated_to_scope_keys(
+    neo4j_store: Store,
+    ntenant: str,
+    driver: Driver,
+    database: str,
+    embedder: SentenceEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A store whose fact_vector filtered by tenant_id, live and embedding_model: the
+    first search gives every FactVector its scope keys, batch by batch, and rebuilds
+    fact_vector alone; the present and the past find what they found before."""
+    from graph.stores.neo4j import search as neo4j_search
+
+    assert isinstance(neo4j_store, SearchableStore)
+    store = neo4j_store
+    service = MemoryService(store)
+    for ep in ("e1", "e2"):
+        episode(service, ntenant, ep)
+    first = service.write_facts(tenant_id=ntenant, deltas=[address("Marchmont Road", T0, "e1")])
+    service.write_facts(
+        tenant_id=ntenant,
+        deltas=[address("Harbour Street", T0, "e2")],
+        policy=ConflictPolicy.LATEST_RECORDED_WINS,
+    )
+    for i in range(5):  # more vectors than one batch
+        service.write_facts(
+            tenant_id=ntenant,
+            deltas=[
+                MemoryDelta(
+                    subject=f"person-{i}",
+                    subject_type="Person",
+                    predicate="address",
+                    value=f"{i} Lighthouse Lane",
+                    valid_from=T0,
+                    source_episode_id="e1",
+                )
+            ],
+        )
+    store.search.index_pending(tenant_id=ntenant, embedder=embedder)
+    written = vectors(driver, database, ntenant)
+    assert sorted(live for live, _ in written.values()) == [False] + [True] * 6
+    present = nearest(store, ntenant, embedder, "Marchmont Road")
+    past = nearest(store, ntenant, embedder, "Marchmont Road", known_at=first.facts[0].recorded_at)
+    old_fact = first.facts[0].fact_id
+    assert old_fact not in present
+    assert past[0] == old_fact
+    new_layout = _indexes(driver, database)
+    assert new_layout["fact_vector"][0] == ["embedding", "live_scope", "scope"]
+
+    for q in (
+        "MATCH (v:FactVector {tenant_id: $t}) REMOVE v.scope, v.live_scope",
+        "DROP INDEX fact_vector IF EXISTS",
+        THREE_PROPERTY_INDEX,
+        "CALL db.awaitIndexes(300)",
+    ):
+        driver.execute_query(q, t=ntenant, database_=database)
+    assert _indexes(driver, database)["fact_vector"][0] == [
+        "embedding",
+        "embedding_model",
+        "live",
+        "tenant_id",
+    ]
+
+    monkeypatch.setattr(neo4j_search, "_BACKFILL_BATCH", 3)  # several batches
+    search: Any = store.search
+    run, ran = search.conn.run, []
+
+    def spy(name: str, *args: Any, **kwargs: Any) -> Any:
+        ran.append(name)
+        return run(name, *args, **kwargs)
+
+    monkeypatch.setattr(search.conn, "run", spy)
+    assert search.migrate() is True
+    backfills = ran.count("search.backfill_fact_vector_scopes")
+    assert backfills == 4  # 7 vectors in batches of 3, then the empty batch
+    drops = [name for name in ran if "drop" in name]
+    assert drops == ["search.drop_fact_vector_index"]  # nothing else rebuilt
+    assert "search.backfill_facts" not in ran  # the fulltext terms were not walked
+    assert _indexes(driver, database) == new_layout
+    assert vectors(driver, database, ntenant) == written
+    assert nearest(store, ntenant, embedder, "Marchmont Road") == present
+    assert (
+        nearest(store, ntenant, embedder, "Marchmont Road", known_at=first.facts[0].recorded_at)
+        == past
+    )
+    assert search.migrate() is False

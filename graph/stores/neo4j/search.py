@@ -6,8 +6,9 @@ one per fact), ``episode_embedding``, ``entity_embedding``. Both kinds filter by
 inside the index, so what other tenants hold changes neither a tenant's results nor their
 cost:
 
-- vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant,
-  model and, for facts, ``live``: the fact has a version open in system time);
+- vector: the Cypher 25 ``SEARCH ... WHERE`` over the index's filter properties (tenant
+  and model; for facts one property, ``live_scope``, holds both while the fact has a
+  version open in system time, and ``scope`` always);
 - fulltext: every item is indexed under its tenant's own terms (each word prefixed with
   the tenant's token, :func:`graph.stores.neo4j.codec.fact_terms`; the open fact version
   also under a "current" prefix), so a query names only its tenant's terms, BM25 counts
@@ -85,7 +86,7 @@ _INDEX_PROPERTIES = {
     "fact_text": ["terms", "terms_current"],
     "entity_text": ["terms"],
     "episode_text": ["terms"],
-    "fact_vector": ["embedding", "tenant_id", "live", "embedding_model"],
+    "fact_vector": ["embedding", "scope", "live_scope"],
     "entity_embedding": ["embedding", "tenant_id", "embedding_model"],
     "episode_embedding": ["embedding", "tenant_id", "embedding_model"],
 }
@@ -148,15 +149,22 @@ class Neo4jSearch:
             return False
         config = next((found[n].get("options") or {} for n in _VECTOR_INDEXES if n in found), {})
         dim = int((config.get("indexConfig") or {}).get("vector.dimensions") or 384)
-        if outdated:
+        # fact_vector outdated alone (its filter properties changed): only it is rebuilt.
+        drop_all = any(name in _VECTOR_INDEXES and name != "fact_vector" for name in outdated)
+        fulltext = [name for name in outdated if name not in _VECTOR_INDEXES]
+        if fulltext or drop_all:
             self._backfill_terms()
-        if any(name in _VECTOR_INDEXES for name in outdated):
+        if "fact_vector" in outdated:
+            self._backfill_fact_vector_scopes()
+        if drop_all:
             self.conn.run("search.drop_indexes", {})
         else:
-            if outdated:
+            if fulltext:
                 self.conn.run("search.drop_fulltext_indexes", {})
             if quantized:  # rebuilt from the vectors the nodes hold: ~20 s at 100k facts
                 self.conn.run("search.drop_vector_indexes", {})
+            elif "fact_vector" in outdated:
+                self.conn.run("search.drop_fact_vector_index", {})
         self.conn.run("schema.setup", {"embedding_dim": dim})
         if versions_held_vectors:
             self._move_fact_vectors()
@@ -175,6 +183,20 @@ class Neo4jSearch:
             if row["last"] is None:
                 return
             after = row["last"]
+
+    def _backfill_fact_vector_scopes(self) -> None:
+        """Give every FactVector written before them the index's filter properties, a
+        tenant's batch at a time (linear: each batch starts after the last one's id)."""
+        for t in self.conn.run("search.fact_vector_tenants", {}):
+            after = ""
+            while True:
+                (row,) = self.conn.run(
+                    "search.backfill_fact_vector_scopes",
+                    {"tenant_id": t["tenant_id"], "after": after, "batch": _BACKFILL_BATCH},
+                )
+                if row["last"] is None:
+                    break
+                after = row["last"]
 
     def _backfill_terms(self) -> None:
         """Give every fact version, entity and episode written before the tenant-prefixed
