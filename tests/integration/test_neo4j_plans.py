@@ -39,6 +39,8 @@ ACROSS_TENANTS = {
     "queue.counts": "the whole queue's depth by status, for /metrics",
     "retention.tenants": "the tenants with a schema (one Schema node per version)",
     "search.backfill_tenants": "the fulltext migration: tenants with nodes lacking terms, once",
+    "search.fact_vector_tenants": "the fact vector migration: tenants with FactVectors lacking "
+    "their scope keys, once",
 }
 
 

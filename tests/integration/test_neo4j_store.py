@@ -51,11 +51,7 @@ INDEXES = {
     "episode_text": ("FULLTEXT", ["Episode"], ["terms"]),
     "entity_embedding": ("VECTOR", ["Entity"], ["embedding", "tenant_id", "embedding_model"]),
     "episode_embedding": ("VECTOR", ["Episode"], ["embedding", "tenant_id", "embedding_model"]),
-    "fact_vector": (
-        "VECTOR",
-        ["FactVector"],
-        ["embedding", "tenant_id", "live", "embedding_model"],
-    ),
+    "fact_vector": ("VECTOR", ["FactVector"], ["embedding", "scope", "live_scope"]),
 }
 
 
