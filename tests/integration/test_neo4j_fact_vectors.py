@@ -22,6 +22,7 @@ from graph.port import Store
 from graph.retrieval import ItemKind, Retriever, SearchableStore
 from graph.service import MemoryService
 from tests.integration.test_indexer import CountingEmbedder
+from tests.integration.test_neo4j_search_migration import _indexes
 
 pytestmark = pytest.mark.neo4j
 
@@ -77,9 +78,9 @@ def pending_facts(store: SearchableStore, tenant: str, model: str) -> int:
     )
 
 
-def address(value: str, start: str, episode: str) -> MemoryDelta:
+def address(value: str, start: str, episode: str, subject: str = "ada") -> MemoryDelta:
     return MemoryDelta(
-        subject="ada",
+        subject=subject,
         subject_type="Person",
         predicate="address",
         value=value,
@@ -277,17 +278,7 @@ def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
     episode(service, ntenant, "e1")
     written = service.write_facts(
         tenant_id=ntenant,
-        deltas=[
-            MemoryDelta(
-                subject=f"person-{i}",
-                subject_type="Person",
-                predicate="address",
-                value=f"{i} Harbour Street",
-                valid_from=T0,
-                source_episode_id="e1",
-            )
-            for i in range(7)
-        ],
+        deltas=[address(f"{i} Harbour Street", T0, "e1", f"person-{i}") for i in range(7)],
     ).facts
     assert len({f.recorded_at for f in written}) == 1
     counting = CountingEmbedder(embedder)
@@ -296,15 +287,6 @@ def test_a_pass_embeds_each_waiting_fact_once_in_small_batches(
     assert len(sentences) == len(set(sentences)) == 7
     assert set(vectors(driver, database, ntenant)) == {f.fact_id for f in written}
     assert pending_facts(neo4j_store, ntenant, embedder.name) == 0
-
-
-def _indexes(driver: Driver, database: str) -> dict[str, Any]:
-    rows, _, _ = driver.execute_query(
-        "SHOW INDEXES YIELD name, type, properties, options "
-        "WHERE type IN ['FULLTEXT', 'VECTOR'] RETURN name, properties, options",
-        database_=database,
-    )
-    return {r["name"]: (sorted(r["properties"]), r["options"]["indexConfig"]) for r in rows}
 
 
 def test_fact_vectors_filtered_by_three_properties_are_migrated_to_scope_keys(
@@ -334,16 +316,7 @@ def test_fact_vectors_filtered_by_three_properties_are_migrated_to_scope_keys(
     for i in range(5):  # more vectors than one batch
         service.write_facts(
             tenant_id=ntenant,
-            deltas=[
-                MemoryDelta(
-                    subject=f"person-{i}",
-                    subject_type="Person",
-                    predicate="address",
-                    value=f"{i} Lighthouse Lane",
-                    valid_from=T0,
-                    source_episode_id="e1",
-                )
-            ],
+            deltas=[address(f"{i} Lighthouse Lane", T0, "e1", f"person-{i}")],
         )
     store.search.index_pending(tenant_id=ntenant, embedder=embedder)
     written = vectors(driver, database, ntenant)

@@ -42,7 +42,7 @@ JVM_FLAGS=(
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED
   --enable-native-access=ALL-UNNAMED
   # Lucene scores vectors with SIMD only when the JDK's Vector API is readable; without it
-  # the HNSW walk and index builds fall back to scalar loops (bench/README: 2x on vector
+  # the HNSW walk and index builds fall back to scalar loops (bench/README: 1.3-2x on vector
   # search).
   --add-modules=jdk.incubator.vector
   -Dio.netty.tryReflectionSetAccessible=true
