@@ -127,6 +127,13 @@ class ErasableStore(Protocol):
     def erase_transaction(self) -> AbstractContextManager[EraseTx]:
         """A write transaction with the erasure and retention primitives."""
 
+    def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
+        """:meth:`EraseOps.expired_timelines` as a read of its own, outside any write
+        transaction: a purge plans with it (a scan of the tenant's versions of one
+        predicate), then re-reads each timeline under its lock, so a stale plan deletes
+        nothing it should not, and the scan holds no write lock (on SQLite, the one
+        writer lock of every tenant)."""
+
 
 T = TypeVar("T")
 TX_ATTEMPTS = 5

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from graph import ledger
 from graph.durations import retention_duration
-from graph.erasure import DryRun, ErasableStore, EraseTx, in_erase_transaction
+from graph.erasure import DryRun, ErasableStore, EraseOps, EraseTx, in_erase_transaction
 from graph.schema import MemorySchema
 from graph.temporal import Interval, fold
 
@@ -149,15 +149,17 @@ def purge_episodes(tx: EraseTx, *, tenant_id: str, episode_ids: Sequence[str]) -
 
 
 def _plan(
-    tx: EraseTx, *, tenant_id: str, schema: MemorySchema, now: datetime
+    reads: EraseOps | ErasableStore, *, tenant_id: str, schema: MemorySchema, now: datetime
 ) -> list[tuple[str, datetime, list[str]]]:
-    """(predicate, cutoff, expired timeline keys) of every predicate with a duration."""
+    """(predicate, cutoff, expired timeline keys) of every predicate with a duration,
+    read from a transaction (a dry run's) or from the store (a real run's: a snapshot
+    outside any write transaction; each batch re-reads its timelines under their lock)."""
     plan = []
     for spec in schema.predicates:
         d = retention_duration(spec.retention)
         if d is not None:
             cutoff = d.before(now)
-            keys = tx.expired_timelines(tenant_id=tenant_id, predicate=spec.name, before=cutoff)
+            keys = reads.expired_timelines(tenant_id=tenant_id, predicate=spec.name, before=cutoff)
             if keys:
                 plan.append((spec.name, cutoff, keys))
     return plan
@@ -199,9 +201,7 @@ def purge_tenant(
         except DryRun as done:
             return cast(PurgeResult, done.result)
     total = PurgeResult(tenant_id=tenant_id, dry_run=False)
-    plan = in_erase_transaction(
-        store, lambda tx: _plan(tx, tenant_id=tenant_id, schema=schema, now=now)
-    )
+    plan = _plan(store, tenant_id=tenant_id, schema=schema, now=now)
     for name, cutoff, keys in plan:
         for i in range(0, len(keys), TIMELINE_BATCH):
             chunk = keys[i : i + TIMELINE_BATCH]

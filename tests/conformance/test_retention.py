@@ -8,8 +8,10 @@ entries still decide about other facts keeps it until those have ended too.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,7 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.retention import Purger, PurgeResult, purge, purge_tenant
 from graph.schema import MemorySchema
 from graph.service import MemoryService
+from graph.stores.sqlite.store import SqliteStore
 
 
 def d(month: int, day: int = 1, year: int = 2026) -> datetime:
@@ -146,6 +149,49 @@ def test_a_fact_other_facts_depend_on_stays_until_they_end(
     assert history(service, tenant, "note") == [("r", d(2))]
     service.delete_episode(tenant_id=tenant, episode_id="er")
     assert history(service, tenant, "note") == []
+
+
+class PlanWatched:
+    """A SQLite store whose plan read checks, as it starts, that nobody holds the file's
+    writer lock: another connection takes it at once, without waiting."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.plans: list[list[str]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def expired_timelines(self, **kw: Any) -> list[str]:
+        other = sqlite3.connect(self.store.path, timeout=0, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # "database is locked" if a writer holds it
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        keys = self.store.expired_timelines(**kw)
+        self.plans.append(keys)
+        return keys
+
+
+def test_a_purge_plans_outside_the_sqlite_writer_lock(
+    sqlite_store: SqliteStore, tenant: str
+) -> None:
+    """The plan scans the tenant's versions of every predicate with a retention (seconds
+    on a large tenant). On SQLite every tenant's writes wait for the one writer lock, so
+    the plan reads a snapshot instead of holding it; each batch then re-reads its
+    timelines under their locks."""
+    svc = MemoryService(sqlite_store)
+    svc.put_schema(tenant_id=tenant, schema=SCHEMA)
+    put(svc, tenant, "note", "a", d(1), "e1", end=d(2))
+    put(svc, tenant, "note", "b", d(3), "e2")
+    watched = PlanWatched(sqlite_store)
+    done = purge_tenant(watched, tenant_id=tenant, schema=SCHEMA, now=d(3, 15))  # type: ignore[arg-type]
+    assert len(watched.plans) == 1  # one predicate with a duration ("note")
+    (keys,) = watched.plans
+    assert len(keys) == 1
+    assert (done.facts, done.versions, done.assertions) == (1, 1, 1)
+    assert history(svc, tenant, "note") == [("b", d(3))]
 
 
 def test_old_episodes_go_as_episode_deletion_does(service: MemoryService, tenant: str) -> None:

@@ -108,6 +108,9 @@ def read_calls(store: Neo4jStore, tenant: str) -> dict[str, Callable[[], object]
             known_at=now,
         ),
         "get_schema": lambda: store.get_schema(tenant_id=tenant),
+        "expired_timelines": lambda: store.expired_timelines(
+            tenant_id=tenant, predicate="status", before=now
+        ),
         "ping": store.ping,
         "queue_counts": lambda: q.queue_counts(tenant_id=tenant),
         "queue_counts_all": lambda: q.queue_counts(),

@@ -433,6 +433,14 @@ class Neo4jStore:
             yield erase_tx
             erase_tx.flush()
 
+    def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
+        """A read transaction of its own (a reader of a cluster), not the writer's."""
+        rows = self._run(
+            "retention.expired_timelines",
+            {"tenant_id": tenant_id, "predicate": predicate, "before": to_neo(before)},
+        )
+        return [r["key"] for r in rows]
+
     # -- episodes --------------------------------------------------------------------------
     def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
         h = episode_hash(episode)

@@ -9,8 +9,9 @@ transaction. Deleting rows is enough for search: the triggers of
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
 from graph.erasure import HeldCandidate, HeldMerge, Inventory
 from graph.stores.sqlite.codec import in_list
@@ -20,6 +21,17 @@ from graph.timeutil import to_db
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+EXPIRED_TIMELINES = (
+    "SELECT DISTINCT timeline_key FROM facts WHERE tenant_id = ? AND predicate = ?"
+    " AND valid_to IS NOT NULL AND valid_to < ?"
+)
+
+
+def expired_keys(rows: Iterable[Sequence[Any]]) -> list[str]:
+    """The keys of :data:`EXPIRED_TIMELINES`' rows, sorted (the lock order)."""
+    return sorted(r[0] for r in rows)
 
 
 class SqliteEraseOps:
@@ -126,12 +138,8 @@ class SqliteEraseOps:
 
     # -- retention ---------------------------------------------------------------------
     def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
-        rows = self.c.execute(
-            "SELECT DISTINCT timeline_key FROM facts WHERE tenant_id = ? AND predicate = ?"
-            " AND valid_to IS NOT NULL AND valid_to < ?",
-            (tenant_id, predicate, to_db(before)),
-        ).fetchall()
-        return sorted(r[0] for r in rows)
+        params = (tenant_id, predicate, to_db(before))
+        return expired_keys(self.c.execute(EXPIRED_TIMELINES, params))
 
     def purge_versions(
         self,
@@ -168,4 +176,4 @@ class SqliteEraseOps:
         return [r[0] for r in rows]
 
 
-__all__ = ["SqliteEraseOps"]
+__all__ = ["EXPIRED_TIMELINES", "SqliteEraseOps", "expired_keys"]

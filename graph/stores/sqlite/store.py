@@ -35,7 +35,7 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
-from graph.stores.sqlite.erasure import SqliteEraseOps
+from graph.stores.sqlite.erasure import EXPIRED_TIMELINES, SqliteEraseOps, expired_keys
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
 from graph.stores.transfer import (
@@ -413,6 +413,12 @@ class SqliteStore:
                 yield SqliteEraseTx(conn)
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
+
+    def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
+        """A read on its own snapshot (WAL): it scans the tenant's versions of the
+        predicate without the writer lock, which every tenant's writes wait for."""
+        params = (tenant_id, predicate, to_db(before))
+        return expired_keys(self.conn.read(EXPIRED_TIMELINES, params))
 
     # -- lifecycle ---------------------------------------------------------------------
     def init(self) -> None:
