@@ -31,6 +31,8 @@ from graph.model import MemoryDelta
 from graph.port import Store
 from graph.queue import CandidateStatus, HoldReason, MergeCandidate, MergeStatus, PendingCandidate
 from graph.retrieval.port import ItemKind, Window
+from graph.stores.neo4j import store as neo4j_store_module
+from graph.stores.sqlite import store as sqlite_store_module
 from graph.stores.sqlite.store import SqliteStore
 from tests.api.conftest import AppFactory
 from tests.api.helpers import episode, fact, problem
@@ -452,6 +454,32 @@ def test_deleting_a_tenant_erases_it_on_the_store_and_leaves_others(
     assert export(store, ledger, tenant_id=tenant, kind=ExportKind.LEDGER) == 0
     r = api.get(f"/v1/tenants/{tenant}/schema")
     assert r.json()["version"] == 0  # back to the permissive default
+
+
+def test_a_tenant_is_deleted_batch_by_batch_to_the_last_row(
+    api: TestClient,
+    store: Store,
+    tenant: str,
+    other_tenant: str,
+    embedder: SentenceEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Both stores delete a tenant in bounded transactions (on SQLite every tenant's
+    writes wait for the one writer lock). With batches of 3 rows the seeded tables take
+    several each, and nothing of the tenant is left, nothing of the other goes."""
+    monkeypatch.setattr(sqlite_store_module, "PURGE_BATCH", 3)
+    monkeypatch.setattr(neo4j_store_module, "PURGE_BATCH", 3)
+    seed(api, tenant)
+    seed(api, other_tenant)
+    hold_candidates(store, tenant)
+    store.search.index_pending(tenant_id=tenant, embedder=embedder)  # type: ignore[attr-defined]
+    assert tenant_rows(store, tenant) > 20
+    other = ledger_of(store, other_tenant)
+    store.purge_tenant(tenant_id=tenant)
+    assert tenant_rows(store, tenant) == 0
+    assert ledger_of(store, other_tenant) == other
+    store.purge_tenant(tenant_id=tenant)  # again: nothing to do, no error
+    assert tenant_rows(store, tenant) == 0
 
 
 def test_the_server_purges_by_retention_on_its_own(make_app: AppFactory, tenant: str) -> None:
