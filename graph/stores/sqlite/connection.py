@@ -19,6 +19,8 @@ from typing import Any
 
 from graph.errors import ConflictError, SgamError, StoreFailedError, StoreUnavailableError
 from graph.stores.sqlite import terms
+from graph.stores.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
+from graph.stores.sqlite.gate import gate_for
 from graph.tracing import traced
 
 # Result codes (the primary code is the low byte) worth a retry: another connection holds
@@ -26,6 +28,9 @@ from graph.tracing import traced
 # unavailable, as a Neo4j that does not answer is. Every other error (no such table,
 # disk I/O, a corrupt file, ...) is a permanent failure.
 _TRANSIENT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_CANTOPEN})
+
+# How long a writer waits for its turn (the gate) and then for SQLite's lock, before a 503.
+BUSY_TIMEOUT_S = 30.0
 
 
 def translated(e: sqlite3.DatabaseError, *, what: str) -> SgamError:
@@ -45,6 +50,9 @@ class SqliteConnection:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
+        self._gate = gate_for(self.path)
+        # No WAL, nothing to checkpoint, for an in-memory database.
+        self._checkpointer = None if self.path == ":memory:" else Checkpointer(self.path)
 
     def connect(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use."""
@@ -53,7 +61,7 @@ class SqliteConnection:
             try:
                 if self.path != ":memory:":
                     Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+                conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
             except (OSError, sqlite3.Error) as e:
                 raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
             conn.row_factory = sqlite3.Row
@@ -61,11 +69,15 @@ class SqliteConnection:
             terms.register(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             conn.execute("PRAGMA foreign_keys = ON")
             # Bulk writes touch several indexes per row: a 64 MiB page cache keeps their
             # upper levels in memory; WAL + synchronous=NORMAL stays durable at checkpoints.
             conn.execute("PRAGMA cache_size = -65536")
+            # Checkpoints run on the checkpoint thread (graph.stores.sqlite.checkpoint),
+            # not inside whichever request's commit passes 1,000 WAL pages.
+            if self._checkpointer is not None:
+                conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
             conn.execute("PRAGMA temp_store = MEMORY")
             self._local.conn = conn
             with self._conns_lock:
@@ -75,8 +87,27 @@ class SqliteConnection:
     @contextmanager
     @traced("store.write", attrs={"db.system": "sqlite"})
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error."""
+        """One ``BEGIN IMMEDIATE`` transaction: commit on success, roll back on any error.
+        This process's writers of the file take their turns in arrival order (the gate)."""
         conn = self.connect()
+        # A write inside a write on one thread is refused by SQLite below, as before; the
+        # gate must not deadlock on it first.
+        nested = getattr(self._local, "writing", False)
+        if not nested:
+            if not self._gate.acquire(BUSY_TIMEOUT_S):
+                raise StoreUnavailableError(
+                    f"SQLite is busy (begin): {self._gate.waiting} writers queued"
+                    f" and none finished within {BUSY_TIMEOUT_S:.0f} s"
+                )
+            self._local.writing = True
+        try:
+            yield from self._transaction(conn)
+        finally:
+            if not nested:
+                self._local.writing = False
+                self._gate.release()
+
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as e:
@@ -101,6 +132,8 @@ class SqliteConnection:
             except sqlite3.DatabaseError as e:
                 _rollback_quietly(conn)
                 raise translated(e, what="commit") from e
+            if self._checkpointer is not None:
+                self._checkpointer.nudge()
 
     @traced("store.query", args={"sql": "db.query.text"}, attrs={"db.system": "sqlite"})
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
@@ -113,6 +146,8 @@ class SqliteConnection:
         self.connect().executescript(script)
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._conns_lock:
             for c in self._conns:
                 # A connection made in a thread that is gone may refuse; nothing to flush.
