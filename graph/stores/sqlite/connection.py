@@ -142,6 +142,13 @@ class SqliteConnection:
         except sqlite3.DatabaseError as e:
             raise translated(e, what="read") from e
 
+    def checkpoint(self) -> None:
+        """A PASSIVE checkpoint now, in this thread (outside any write turn): a bulk job
+        pays for its own pages, rather than leaving the log to outgrow the checkpoint
+        thread and reach the backstop in another request's commit."""
+        with contextlib.suppress(sqlite3.Error):
+            self.connect().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
     def executescript(self, script: str) -> None:
         self.connect().executescript(script)
 

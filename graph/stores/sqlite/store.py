@@ -676,10 +676,11 @@ class SqliteStore:
                 started = time.perf_counter()
                 with self.conn.write() as c:
                     deleted = c.execute(sql, (tenant_id, batch)).rowcount
+                took = max(time.perf_counter() - started, 1e-4)
+                self.conn.checkpoint()  # this job's pages, at its own cost
                 if deleted < batch:
                     break
                 # A row costs 2 µs (a ledger entry) to 130 µs (an entity, with its search
                 # document and vectors, by trigger): size the next batch by this one's
                 # time, so that each holds the writer lock about PURGE_BATCH_SECONDS.
-                took = max(time.perf_counter() - started, 1e-4)
                 batch = max(1, min(PURGE_BATCH, int(batch * PURGE_BATCH_SECONDS / took)))
