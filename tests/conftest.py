@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,14 @@ def _docker_answers() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0
+
+
+def wait_until(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Poll ``predicate`` until it holds; fail the test after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
 
 
 @pytest.fixture(scope="session")

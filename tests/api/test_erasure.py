@@ -435,15 +435,23 @@ def tenant_rows(store: Store, tenant: str) -> int:
     return int(nodes.records[0]["n"]) + int(rels.records[0]["n"])
 
 
-def test_deleting_a_tenant_erases_it_on_the_store_and_leaves_others(
+def seed_two_tenants(
     api: TestClient, store: Store, tenant: str, other_tenant: str, embedder: SentenceEmbedder
-) -> None:
+) -> str:
+    """Both tenants seeded, the first with held candidates and stored vectors too; the
+    other tenant's ledger export as it stands."""
     seed(api, tenant)
     seed(api, other_tenant)
     hold_candidates(store, tenant)
     store.search.index_pending(tenant_id=tenant, embedder=embedder)  # type: ignore[attr-defined]
     assert tenant_rows(store, tenant) > 20
-    other = ledger_of(store, other_tenant)
+    return ledger_of(store, other_tenant)
+
+
+def test_deleting_a_tenant_erases_it_on_the_store_and_leaves_others(
+    api: TestClient, store: Store, tenant: str, other_tenant: str, embedder: SentenceEmbedder
+) -> None:
+    other = seed_two_tenants(api, store, tenant, other_tenant, embedder)
     r = api.delete(f"/v1/tenants/{tenant}")  # an open server: the caller is the admin
     assert r.status_code == 200, r.text
     assert tenant_rows(store, tenant) == 0
@@ -469,12 +477,7 @@ def test_a_tenant_is_deleted_batch_by_batch_to_the_last_row(
     several each, and nothing of the tenant is left, nothing of the other goes."""
     monkeypatch.setattr(sqlite_store_module, "PURGE_BATCH", 3)
     monkeypatch.setattr(neo4j_store_module, "PURGE_BATCH", 3)
-    seed(api, tenant)
-    seed(api, other_tenant)
-    hold_candidates(store, tenant)
-    store.search.index_pending(tenant_id=tenant, embedder=embedder)  # type: ignore[attr-defined]
-    assert tenant_rows(store, tenant) > 20
-    other = ledger_of(store, other_tenant)
+    other = seed_two_tenants(api, store, tenant, other_tenant, embedder)
     store.purge_tenant(tenant_id=tenant)
     assert tenant_rows(store, tenant) == 0
     assert ledger_of(store, other_tenant) == other

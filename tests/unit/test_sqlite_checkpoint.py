@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -16,13 +15,7 @@ import pytest
 from graph.stores.sqlite import checkpoint as checkpoint_module
 from graph.stores.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
 from graph.stores.sqlite.connection import SqliteConnection
-
-
-def wait_until(predicate: object, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
+from tests.conftest import wait_until
 
 
 def wal_frames(path: Path) -> int:

@@ -18,13 +18,7 @@ from graph.errors import StoreFailedError, StoreUnavailableError
 from graph.stores.sqlite import connection as connection_module
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.stores.sqlite.gate import WriteGate, gate_for
-
-
-def wait_until(predicate: object, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.001)
+from tests.conftest import wait_until
 
 
 def test_a_releasing_holder_that_comes_straight_back_queues_behind_the_waiter() -> None:

@@ -5,7 +5,8 @@ sleeping between tries (up to 100 ms at a time). A thread that runs transaction 
 transaction (a tenant purge, an import, the indexer) takes it again within microseconds of
 each commit and wins nearly every race against a request that polls: beside a tenant
 erasure made of ~50 ms transactions, another tenant's one-fact writes waited up to
-1.3-4.9 s without the gate and 0.36-0.49 s with it (bench/purge_stall.py --erase). The
+1.3-4.9 s without the gate, and 0.36-0.49 s with it in two runs of three (the third's
+5.2 s came from the checkpoint backstop; bench/purge_stall.py --erase). The
 gate queues this process's writers and hands the lock over in arrival order, so a writer
 waits for the transactions ahead of it, not for luck. A turn ends at the commit; the
 checkpoint after it runs elsewhere (graph.stores.sqlite.checkpoint). Writers in other
