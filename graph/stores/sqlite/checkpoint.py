@@ -16,9 +16,10 @@ every :data:`MIN_INTERVAL_S`, and exits once the file has been idle for
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
-import time
+import weakref
 from pathlib import Path
 
 MIN_INTERVAL_S = 0.5
@@ -34,11 +35,18 @@ class Checkpointer:
     def __init__(self, path: str) -> None:
         # mode=rw: a checkpoint never creates a file that was deleted meanwhile.
         self.uri = Path(path).resolve().as_uri() + "?mode=rw"
+        self._reset()
+        self.checkpoints = 0  # completed, for tests and diagnostics
+        self.attempts = 0  # tried, whether or not there was a file to checkpoint
+        _LIVE.add(self)
+
+    def _reset(self) -> None:
+        """No thread, nothing due: a new checkpointer, or one in a forked child (where the
+        parent's thread does not exist and its lock may have been held at the fork)."""
         self._lock = threading.Lock()
         self._due = threading.Event()
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._stopping = False
-        self.checkpoints = 0  # completed, for tests and diagnostics
 
     def nudge(self) -> None:
         """Something was committed: checkpoint soon."""
@@ -55,32 +63,36 @@ class Checkpointer:
         """Stop the thread (after the checkpoint it may be running); the next commit of a
         store used again starts another."""
         with self._lock:
-            self._stopping = True
+            self._stop.set()
             thread = self._thread
-        self._due.set()
+        self._due.set()  # wakes a thread waiting for work
         if thread is not None:
             thread.join(timeout)
         with self._lock:
-            self._stopping = False
+            self._stop.clear()
 
     def _run(self) -> None:
+        stop, due = self._stop, self._due
         while True:
-            if not self._due.wait(IDLE_EXIT_S):
+            if not due.wait(IDLE_EXIT_S):
                 with self._lock:
-                    if not self._due.is_set():  # idle: a later nudge starts a new thread
+                    if not due.is_set():  # idle: a later nudge starts a new thread
                         self._thread = None
                         return
                 continue
-            self._due.clear()
-            with self._lock:
-                if self._stopping:
-                    self._thread = None
-                    return
+            due.clear()
+            if stop.is_set():
+                break
             self._checkpoint()
-            time.sleep(MIN_INTERVAL_S)  # commits meanwhile are taken by the next one
+            # Commits meanwhile are taken by the next checkpoint; close() does not wait.
+            if stop.wait(MIN_INTERVAL_S):
+                break
+        with self._lock:
+            self._thread = None
 
     def _checkpoint(self) -> None:
         # A missing file or a busy checkpointer elsewhere: nothing to do until the next nudge.
+        self.attempts += 1
         with contextlib.suppress(sqlite3.Error):
             conn = sqlite3.connect(self.uri, uri=True, timeout=0)
             try:
@@ -89,5 +101,15 @@ class Checkpointer:
             finally:
                 conn.close()
 
+
+_LIVE: weakref.WeakSet[Checkpointer] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for checkpointer in list(_LIVE):
+        checkpointer._reset()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 __all__ = ["BACKSTOP_PAGES", "IDLE_EXIT_S", "MIN_INTERVAL_S", "Checkpointer"]

@@ -10,6 +10,7 @@ them cannot write a searchable item. SQLite errors become the project's own here
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from graph.stores.sqlite import terms
 from graph.stores.sqlite.checkpoint import BACKSTOP_PAGES, Checkpointer
 from graph.stores.sqlite.gate import gate_for
 from graph.tracing import traced
+
+_log = logging.getLogger(__name__)
 
 # Result codes (the primary code is the low byte) worth a retry: another connection holds
 # the lock, or the file cannot be opened (a mount not there yet) — the store is
@@ -61,7 +64,15 @@ class SqliteConnection:
             try:
                 if self.path != ":memory:":
                     Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+                # Each connection is used by its own thread only; check_same_thread=False
+                # lets close() (on another thread) close them all instead of leaving file
+                # handles to the garbage collector.
+                conn = sqlite3.connect(
+                    self.path,
+                    isolation_level=None,
+                    timeout=BUSY_TIMEOUT_S,
+                    check_same_thread=False,
+                )
             except (OSError, sqlite3.Error) as e:
                 raise StoreUnavailableError(f"cannot open {self.path}: {e}") from e
             conn.row_factory = sqlite3.Row
@@ -93,19 +104,30 @@ class SqliteConnection:
         # A write inside a write on one thread is refused by SQLite below, as before; the
         # gate must not deadlock on it first.
         nested = getattr(self._local, "writing", False)
-        if not nested:
-            if not self._gate.acquire(BUSY_TIMEOUT_S):
-                raise StoreUnavailableError(
-                    f"SQLite is busy (begin): {self._gate.waiting} writers queued"
-                    f" and none finished within {BUSY_TIMEOUT_S:.0f} s"
-                )
-            self._local.writing = True
+        held = committed = False
         try:
-            yield from self._transaction(conn)
-        finally:
             if not nested:
+                if not self._gate.acquire(BUSY_TIMEOUT_S):
+                    raise StoreUnavailableError(
+                        f"SQLite is busy (begin): no turn to write within {BUSY_TIMEOUT_S:g} s,"
+                        " the file's other writers in this process held it"
+                    )
+                held = True
+                self._local.writing = True
+            yield from self._transaction(conn)
+            committed = True
+        finally:
+            if held:
                 self._local.writing = False
                 self._gate.release()
+        if committed and not nested and self._checkpointer is not None:
+            # After the turn: the next writer does not wait for a thread to start. A thread
+            # that cannot start (the process's limit) must not fail a committed write; the
+            # backstop checkpoint still runs in the commits.
+            try:
+                self._checkpointer.nudge()
+            except RuntimeError:
+                _log.warning("cannot start the checkpoint thread of %s", self.path, exc_info=True)
 
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         try:
@@ -132,8 +154,6 @@ class SqliteConnection:
             except sqlite3.DatabaseError as e:
                 _rollback_quietly(conn)
                 raise translated(e, what="commit") from e
-            if self._checkpointer is not None:
-                self._checkpointer.nudge()
 
     @traced("store.query", args={"sql": "db.query.text"}, attrs={"db.system": "sqlite"})
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
@@ -157,8 +177,7 @@ class SqliteConnection:
             self._checkpointer.close()
         with self._conns_lock:
             for c in self._conns:
-                # A connection made in a thread that is gone may refuse; nothing to flush.
-                with contextlib.suppress(sqlite3.ProgrammingError):
+                with contextlib.suppress(sqlite3.Error):
                     c.close()
             self._conns.clear()
         self._local = threading.local()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections import deque
 
 
@@ -36,8 +37,19 @@ class WriteGate:
                 return True
             turn = threading.Event()
             self._waiters.append(turn)
-        if turn.wait(timeout):
-            return True
+        try:
+            if turn.wait(timeout):
+                return True
+        except BaseException:
+            # Interrupted while queued (KeyboardInterrupt, an async exception): leave the
+            # queue, or pass on a turn handed over meanwhile, or every later writer waits
+            # behind a thread that will never write.
+            with self._mutex:
+                if turn.is_set():
+                    self._hand_over()
+                else:
+                    self._waiters.remove(turn)
+            raise
         with self._mutex:
             if turn.is_set():  # handed over as the wait ran out: it is ours
                 return True
@@ -46,10 +58,14 @@ class WriteGate:
 
     def release(self) -> None:
         with self._mutex:
-            if self._waiters:
-                self._waiters.popleft().set()  # still held: now by that waiter
-            else:
-                self._held = False
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """The holder is done (called under the mutex)."""
+        if self._waiters:
+            self._waiters.popleft().set()  # still held: now by that waiter
+        else:
+            self._held = False
 
     @property
     def waiting(self) -> int:
@@ -58,14 +74,18 @@ class WriteGate:
             return len(self._waiters)
 
 
-_GATES: dict[str, WriteGate] = {}
+# Held by the connections that use them: a file no store has open any more has no gate.
+_GATES: weakref.WeakValueDictionary[str, WriteGate] = weakref.WeakValueDictionary()
 _GATES_LOCK = threading.Lock()
 
 
 def gate_for(path: str) -> WriteGate:
     """The one gate of a database file in this process (every store and connection object
-    opened on it shares it)."""
-    key = path if path == ":memory:" else os.path.realpath(path)
+    opened on it shares it). Each ``:memory:`` database is a database of its own, and so
+    gets a gate of its own."""
+    if path == ":memory:":
+        return WriteGate()
+    key = os.path.realpath(path)
     with _GATES_LOCK:
         gate = _GATES.get(key)
         if gate is None:
@@ -78,7 +98,7 @@ def _reopen_after_fork() -> None:
     parent's threads were doing at the fork."""
     global _GATES_LOCK
     _GATES_LOCK = threading.Lock()
-    for gate in _GATES.values():
+    for gate in list(_GATES.values()):
         gate.__init__()  # type: ignore[misc]
 
 
