@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from graph.errors import ConflictError, invalid
-from graph.model import ConflictPolicy, Entity, Episode, Fact
+from graph.model import ConflictPolicy, Entity, Episode, EpisodeStatus, Fact
 from graph.port import LedgerTx, Store
 from graph.schema import MemorySchema
 from graph.stores.codec import claim_from_dict, claim_to_dict
@@ -56,7 +56,10 @@ def entity_record(e: Entity) -> Record:
 
 
 def episode_record(e: Episode) -> Record:
-    return {"type": "episode", **e.model_dump(mode="json", exclude={"tenant_id"})}
+    # needs_model is not in API answers (excluded from dumps) but is the queue's: which
+    # workers may claim the episode. Older exports lack it (None: anyone may try).
+    body = e.model_dump(mode="json", exclude={"tenant_id"})
+    return {"type": "episode", **body, "needs_model": e.needs_model}
 
 
 def mention_record(episode_id: str, entity_id: str) -> Record:
@@ -123,6 +126,10 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
     elif kind == "episode":
         for r in records:
             episode = Episode.model_validate({**_data(r), "tenant_id": tenant_id})
+            if episode.status == EpisodeStatus.PROCESSING:
+                # Its lease was held by a worker of the exporting store; here nobody
+                # holds it, and a processing episode without a lease is never claimed.
+                episode = episode.model_copy(update={"status": EpisodeStatus.PENDING})
             store.put_episode(episode=episode)
             store.save_episode_state(episode=episode)  # status, attempts, rejections
     elif kind == "version":

@@ -13,6 +13,7 @@ from graph.errors import StoreUnavailableError
 from graph.model import EpisodeStatus
 from graph.retrieval import ItemKind, Retriever
 from graph.retrieval.text import terms
+from graph.stores.sqlite import connection as connection_module
 from graph.stores.sqlite.search import scope_token
 from graph.stores.sqlite.store import FILE_VERSION, SqliteStore
 
@@ -293,3 +294,48 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
         s.conn.read("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)")
     finally:
         s.close()
+
+
+def test_an_up_to_date_file_opens_while_another_process_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sgam export` beside a running server: opening a current file writes nothing, so
+    it does not wait for (or fail on) the writer lock another connection holds."""
+    path = tmp_path / "busy.db"
+    s = SqliteStore(path)
+    s.init()
+    s.close()
+    monkeypatch.setattr(connection_module, "BUSY_TIMEOUT_S", 0.2)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process, mid-write
+    try:
+        s = SqliteStore(path)
+        s.init()
+        assert s.get_episode(tenant_id="t", episode_id="e") is None  # and it reads
+        s.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_a_file_to_migrate_behind_a_held_lock_is_a_503_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.db"
+    s = SqliteStore(path)
+    s.init()
+    s.close()
+    with sqlite3.connect(path) as c:
+        c.execute("PRAGMA user_version = 3")
+    monkeypatch.setattr(connection_module, "BUSY_TIMEOUT_S", 0.2)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        s = SqliteStore(path)
+        with pytest.raises(StoreUnavailableError, match="busy"):
+            s.init()
+        s.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert _user_version(path) == 3  # nothing half-done

@@ -248,6 +248,7 @@ def episode_from_props(p: Mapping[str, Any]) -> Episode:
         last_error=p.get("last_error"),
         rejected=json.loads(p["rejected_json"]),
         usage=json.loads(p["usage_json"]) if p.get("usage_json") else None,
+        needs_model=p.get("needs_model"),  # in the ledger export's reads (e {.*})
     )
 
 

@@ -8,7 +8,9 @@ open row per timeline among current versions. The store holds one
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -35,7 +37,7 @@ from graph.stores.sqlite.codec import (
     fact_rows,
     in_list,
 )
-from graph.stores.sqlite.connection import SqliteConnection
+from graph.stores.sqlite.connection import SqliteConnection, translated
 from graph.stores.sqlite.erasure import EXPIRED_TIMELINES, SqliteEraseOps, expired_keys
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
@@ -120,6 +122,15 @@ CREATE TABLE IF NOT EXISTS schemas (
   PRIMARY KEY (tenant_id, version)
 );
 """
+
+# Every table, index, view and trigger the layout creates (all CREATE … IF NOT EXISTS):
+# a file holding them all at the current version needs no write to open.
+_LAYOUT_OBJECTS = frozenset(
+    re.findall(
+        r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|VIEW|TRIGGER)\s+IF\s+NOT\s+EXISTS\s+(\w+)",
+        SCHEMA_SQL + QUEUE_SQL + SEARCH_SQL,
+    )
+)
 
 # PRAGMA user_version of a file this code writes. 0 is a file of the first layout (or a
 # new one); MIGRATIONS[n] takes a file from version n to n + 1.
@@ -440,26 +451,39 @@ class SqliteStore:
                 f" {FILE_VERSION}: upgrade sgam, or export it with the newer one"
                 " (sgam export --ledger) and import --restore it here"
             )
+        existing = {r[0] for r in self.conn.read("SELECT name FROM sqlite_master")}
+        columns = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
+        if found == FILE_VERSION and existing >= _LAYOUT_OBJECTS and "needs_model" in columns:
+            # Up to date: opening it writes nothing, so a second process (an export, a
+            # CLI command) opens a file the server is writing without waiting for its lock.
+            return
         # A new file gets the current layout from SCHEMA_SQL: nothing to migrate.
-        new = not self.conn.read("SELECT 1 FROM sqlite_master WHERE name = 'episodes'")
+        new = "episodes" not in existing
         start = FILE_VERSION if new else found
         script = "".join(MIGRATIONS[v] for v in range(start, FILE_VERSION))
         after = "".join(REINDEX.get(v, "") for v in range(start, FILE_VERSION))
-        # One transaction: a failed migration leaves the file as it was.
-        self.conn.executescript(
-            "BEGIN;"
-            + script
-            + SCHEMA_SQL
-            + QUEUE_SQL
-            + SEARCH_SQL
-            + after
-            + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
-        )
-        # Columns added to a table that files of this layout version may lack (CREATE
-        # TABLE IF NOT EXISTS leaves an existing table as it is). Null: not known.
-        have = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
-        if "needs_model" not in have:
-            self.conn.executescript("ALTER TABLE episodes ADD COLUMN needs_model INTEGER;")
+        try:
+            # One transaction, IMMEDIATE: it waits for another process's writer (a
+            # deferred one failed at once, upgrading its read), and a failed migration
+            # leaves the file as it was.
+            self.conn.executescript(
+                "BEGIN IMMEDIATE;"
+                + script
+                + SCHEMA_SQL
+                + QUEUE_SQL
+                + SEARCH_SQL
+                + after
+                + f"PRAGMA user_version = {FILE_VERSION};COMMIT;"
+            )
+            # Columns added to a table that files of this layout version may lack (CREATE
+            # TABLE IF NOT EXISTS leaves an existing table as it is). Null: not known.
+            have = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
+            if "needs_model" not in have:
+                self.conn.executescript("ALTER TABLE episodes ADD COLUMN needs_model INTEGER;")
+        except sqlite3.DatabaseError as e:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.connect().execute("ROLLBACK")
+            raise translated(e, what="init") from e
 
     def close(self) -> None:
         self.conn.close()
