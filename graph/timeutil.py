@@ -26,7 +26,15 @@ def ensure_aware(value: datetime, *, field: str, index: int | None = None) -> da
             field=field,
             index=index,
         )
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise invalid(
+            f"timestamp {value.isoformat()} is out of range: it has no UTC form"
+            " within years 1 to 9999",
+            field=field,
+            index=index,
+        ) from None
 
 
 def to_db(value: datetime) -> str:

@@ -89,7 +89,12 @@ def run_import(
     try:
         if restore_ledger:
             return _restore(stream, store_url=store_url, api_url=api_url, tenant=tenant)
-        rejects = open(reject_file, "w", encoding="utf-8") if reject_file else None  # noqa: SIM115
+        # Its own message (the handler below speaks of the input), before any line is read.
+        try:
+            rejects = open(reject_file, "w", encoding="utf-8") if reject_file else None  # noqa: SIM115
+        except OSError as e:
+            print(f"cannot write the reject file {reject_file}: {e}", file=sys.stderr)
+            return 2
         try:
             return _import(
                 stream,

@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import IO, Any, cast
 
+from api.limits import MAX_BODY_DEPTH, nests_deeper_than
+from api.transfer.importer import NotJSON, NotPortableJSON, load_json
 from graph.errors import invalid
 from graph.model import FactQuery
 from graph.port import Store
@@ -66,18 +68,20 @@ def records(
     as_of: datetime | None = None,
     known_at: datetime | None = None,
 ) -> Iterator[Record]:
-    if kind == ExportKind.CURRENT:
-        yield from current_facts(store, tenant_id=tenant_id, as_of=as_of, known_at=known_at)
-        return
-    if as_of is not None or known_at is not None:
+    if kind != ExportKind.CURRENT and (as_of is not None or known_at is not None):
         raise invalid("--as-of and --known-at select current facts only", field="as_of")
     source = _transfer(store)
-    if kind == ExportKind.HISTORY:
-        for r in source.export_records(tenant_id=tenant_id, kind="version"):
-            yield {k: v for k, v in r.items() if k not in ("type", "timeline_key")}
-        return
-    for t in RECORD_ORDER:
-        yield from source.export_records(tenant_id=tenant_id, kind=t)
+    # Every page from one state of the store where it can give one (SQLite): a tenant
+    # exported while it is written is not cut between two of its writes.
+    with source.export_snapshot():
+        if kind == ExportKind.CURRENT:
+            yield from current_facts(store, tenant_id=tenant_id, as_of=as_of, known_at=known_at)
+        elif kind == ExportKind.HISTORY:
+            for r in source.export_records(tenant_id=tenant_id, kind="version"):
+                yield {k: v for k, v in r.items() if k not in ("type", "timeline_key")}
+        else:
+            for t in RECORD_ORDER:
+                yield from source.export_records(tenant_id=tenant_id, kind=t)
 
 
 def export(
@@ -97,14 +101,30 @@ def export(
     return n
 
 
+# A record is one level around what a request body may hold (an episode's content).
+MAX_RECORD_DEPTH = MAX_BODY_DEPTH + 1
+
+
+def _record(number: int, line: bytes) -> Any:
+    """One line's JSON; an error naming the line for anything an export never writes."""
+    if nests_deeper_than(line, MAX_RECORD_DEPTH):  # json.loads would recurse past the stack
+        raise invalid(
+            f"line {number}: nests deeper than {MAX_RECORD_DEPTH} levels of objects and arrays",
+            field="line",
+        )
+    try:
+        return load_json(line)
+    except NotJSON as e:
+        raise invalid(f"line {number}: not valid JSON: {e}", field="line") from e
+    except NotPortableJSON as e:
+        raise invalid(f"line {number}: not a ledger record: {e}", field="line") from e
+
+
 def _parsed(stream: IO[bytes]) -> Iterator[Record]:
     for number, line in enumerate(stream, start=1):
         if not line.strip():
             continue
-        try:
-            r: Any = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise invalid(f"line {number}: not valid JSON: {e}", field="line") from e
+        r = _record(number, line)
         if not isinstance(r, dict):
             raise invalid(f"line {number}: not a ledger record", field="line")
         yield r
@@ -129,7 +149,8 @@ def restore(store: Store, stream: IO[bytes], *, tenant_id: str) -> int:
         for batch in batches(_parsed(stream)):
             target.restore_records(tenant_id=tenant_id, records=batch)
             n += len(batch)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        # OverflowError: a number or a time the store cannot hold (seq = 2**70).
         raise invalid(f"not a ledger record after {n} records: {e}", field="line") from e
     return n
 

@@ -9,7 +9,8 @@ the reject file with its line number and the problem the API would answer.
 
 Re-running a file writes nothing new: an episode already stored with the same content
 is a no-op, the same fact from the same source is ``unchanged``. So an interrupted
-import resumes by running it again.
+import resumes by running it again. (Not so for an episode without ``episode_id``, new on
+every run, nor for conflicting facts under ``latest_recorded_wins``, written again.)
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ from pydantic import ValidationError as PydanticValidationError
 
 from api.client import SgamAPIError, SgamClient
 from api.errors import error_response, validation_items
+from api.limits import body_nesting_error
 from api.problems import HTTP_PROBLEMS, problem_type
 from api.schemas import MAX_BATCH, FactsCreate
 from extraction import choose_mode, needs_model
 from graph.errors import SgamError
 from graph.model import (
+    INT64_MAX,
+    INT64_MIN,
     ConflictPolicy,
     EpisodeCreate,
     EpisodeStatus,
@@ -83,9 +87,28 @@ class Sink(Protocol):
     def facts(self, deltas: list[MemoryDelta], *, policy: ConflictPolicy) -> Written: ...
 
 
+# Outcomes that wrote something: a new interval, or a new source on a recorded one.
+# ``unchanged`` and ``kept_existing`` (the policy kept the recorded fact) write nothing.
+WRITES = frozenset({WriteStatus.CREATED, WriteStatus.CORROBORATED})
+
+
 def _count(outcomes: list[WriteStatus]) -> Written:
-    unchanged = sum(1 for o in outcomes if o == WriteStatus.UNCHANGED)
-    return Written(facts=len(outcomes) - unchanged, unchanged=unchanged)
+    written = sum(1 for o in outcomes if o in WRITES)
+    return Written(facts=written, unchanged=len(outcomes) - written)
+
+
+def queues_extraction(service: MemoryService, *, tenant_id: str, body: EpisodeCreate) -> bool:
+    """Whether an imported episode is stored ``pending`` for ``sgam worker``.
+
+    An import never calls a model, and does not know whether a worker will have one: an
+    episode that asks for ``sync`` or ``background`` is queued (``sync`` cannot wait for
+    its extraction here), one that names no mode is queued only when an event mapping
+    does it (as ``POST /episodes`` does without a model).
+    """
+    if body.extract is not None:
+        return body.extract != ExtractMode.NONE
+    mode = choose_mode(service, tenant_id=tenant_id, body=body, extractor=None)
+    return mode != ExtractMode.NONE
 
 
 class ServiceSink:
@@ -102,19 +125,21 @@ class ServiceSink:
     def episode(self, body: EpisodeCreate, *, policy: ConflictPolicy) -> Written:
         t = self.tenant_id
         try:
-            mode = choose_mode(self.service, tenant_id=t, body=body, extractor=None)
-            status = EpisodeStatus.STORED if mode == ExtractMode.NONE else EpisodeStatus.PENDING
+            queued = queues_extraction(self.service, tenant_id=t, body=body)
             # The episode and its facts in one transaction: a refused line leaves nothing.
-            queued = status == EpisodeStatus.PENDING
             _, created, result = self.service.capture(
                 tenant_id=t,
                 body=body,
-                status=status,
+                status=EpisodeStatus.PENDING if queued else EpisodeStatus.STORED,
                 policy=policy,
+                # Which workers may claim it: only those with a model, unless a mapping does.
                 needs_model=needs_model(self.service, tenant_id=t, body=body) if queued else None,
             )
         except SgamError as e:
             raise Refused(_from_error(e, f"/v1/tenants/{t}/episodes")) from e
+        if not created and not result.outcomes:
+            # An identical redelivery: its facts are all in the ledger already.
+            return Written(unchanged=len(body.facts or []))
         w = _count(result.outcomes)  # again: facts a failed first import lost are written
         w.episodes = 1 if created else 0
         return w
@@ -139,6 +164,8 @@ class HttpSink:
         self.tenant_id = tenant_id
 
     def episode(self, body: EpisodeCreate, *, policy: ConflictPolicy) -> Written:
+        if body.extract == ExtractMode.SYNC:  # queued, as in-process: an import never waits
+            body = body.model_copy(update={"extract": ExtractMode.BACKGROUND})
         try:
             written = self.client.create_episode(self.tenant_id, body)
         except SgamAPIError as e:
@@ -199,14 +226,59 @@ def read_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes | None, int]]:
         yield number, raw, size
 
 
+class NotJSON(ValueError):
+    """Text that is not JSON, or that nests too deep for the parser to find its end."""
+
+
+class NotPortableJSON(ValueError):
+    """JSON that the stores cannot hold as sent: an integer beyond 64 bits."""
+
+
+def _int64(text: str) -> int:
+    # By length first: Python refuses to convert an integer of over 4,300 digits at all.
+    if len(text) <= 20:
+        value = int(text)
+        if INT64_MIN <= value <= INT64_MAX:
+            return value
+    shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+    raise NotPortableJSON(f"{shown} does not fit in a 64-bit integer")
+
+
+def load_json(raw: bytes) -> Any:
+    """One JSON text, or :class:`NotJSON` / :class:`NotPortableJSON` saying why not.
+
+    Never a RecursionError: balanced nesting is the caller's to bound first
+    (:func:`api.limits.nests_deeper_than`); unbalanced brackets too deep to parse are
+    malformed text.
+    """
+    try:
+        return json.loads(raw, parse_int=_int64)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NotJSON(str(e)) from e
+    except RecursionError as e:
+        raise NotJSON("it nests too deep to parse") from e
+
+
+def _decode(raw: bytes) -> Any:
+    """The line's JSON, refused as ``POST`` refuses such a body: 422 past the nesting
+    limit (naming the member), 400 when malformed or not portable."""
+    too_deep = body_nesting_error(raw)
+    if too_deep is not None:
+        items = [i.as_dict() for i in too_deep.errors]
+        raise Refused(_problem(422, str(too_deep), errors=items))
+    try:
+        return load_json(raw)
+    except NotJSON as e:
+        raise Refused(_problem(400, f"the request body is not valid JSON: {e}")) from e
+    except NotPortableJSON as e:
+        raise Refused(_problem(400, f"the request body is not portable JSON: {e}")) from e
+
+
 def parse_line(raw: bytes) -> EpisodeCreate | FactsCreate | None:
     """One body, told apart by shape; None for a blank line. Raises :class:`Refused`."""
     if not raw.strip():
         return None
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise Refused(_problem(400, f"the request body is not valid JSON: {e}")) from e
+    body = _decode(raw)
     if not isinstance(body, dict):
         raise Refused(_problem(422, "a line must be a JSON object"))
     model: type[EpisodeCreate] | type[FactsCreate]
@@ -343,10 +415,14 @@ __all__ = [
     "MAX_LINE_BYTES",
     "HttpSink",
     "ImportReport",
+    "NotJSON",
+    "NotPortableJSON",
     "Refused",
     "ServiceSink",
     "Sink",
     "import_lines",
+    "load_json",
     "parse_line",
+    "queues_extraction",
     "read_lines",
 ]

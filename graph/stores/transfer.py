@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -38,6 +39,10 @@ PAGE = 1000
 
 class TransferStore(Protocol):
     """What export and restore need of a store, beyond :class:`graph.port.Store`."""
+
+    def export_snapshot(self) -> AbstractContextManager[None]:
+        """Inside it, this thread's export reads see one state of the store where the
+        store can give one (SQLite); elsewhere it does nothing (Neo4j)."""
 
     def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
         """Every record of one type of the tenant, read page by page (keyset cursors)."""

@@ -13,11 +13,12 @@ its extraction queue (:mod:`.queue`) over it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -613,6 +614,12 @@ class Neo4jStore:
 
     # -- administration --------------------------------------------------------------------
     # -- export and restore (graph.stores.transfer; the queries in graph.stores.neo4j.transfer) --
+    def export_snapshot(self) -> AbstractContextManager[None]:
+        """None: Neo4j reads are read-committed and an export's pages are transactions of
+        their own, so a tenant exported while it is written is not one state of it
+        (docs/import-export.md: stop writes to it first)."""
+        return contextlib.nullcontext()
+
     def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
         return transfer.export_records(self.conn, tenant_id=tenant_id, kind=kind)
 

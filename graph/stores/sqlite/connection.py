@@ -162,6 +162,27 @@ class SqliteConnection:
         except sqlite3.DatabaseError as e:
             raise translated(e, what="read") from e
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads of this thread inside see one state of the file: one read transaction,
+        a WAL snapshot that writers do not wait for (checkpoints stop at it while it
+        lasts, so the log grows meanwhile). Nested: the outer one holds."""
+        conn = self.connect()
+        if conn.in_transaction:
+            yield
+            return
+        try:
+            conn.execute("BEGIN")
+            # The snapshot starts at the first read, not at BEGIN.
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except sqlite3.DatabaseError as e:
+            _rollback_quietly(conn)
+            raise translated(e, what="read") from e
+        try:
+            yield
+        finally:
+            _rollback_quietly(conn)  # it wrote nothing: ending it is all there is to do
+
     def checkpoint(self) -> None:
         """A PASSIVE checkpoint now, in this thread (outside any write turn): a bulk job
         pays for its own pages, rather than leaving the log to outgrow the checkpoint

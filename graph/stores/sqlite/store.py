@@ -14,7 +14,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -656,6 +656,11 @@ class SqliteStore:
         return stored
 
     # -- export and restore (graph.stores.transfer) -------------------------------------------
+    def export_snapshot(self) -> AbstractContextManager[None]:
+        """The export's pages, of every record type, read from one snapshot of the file:
+        a ledger exported while others write is one state of it."""
+        return self.conn.snapshot()
+
     def export_records(self, *, tenant_id: str, kind: RecordType) -> Iterator[Record]:
         """Every record of one type, in pages of :data:`PAGE` after a keyset cursor."""
         if kind == "schema":
