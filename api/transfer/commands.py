@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import IO
 
 from api.transfer.exporter import ExportKind, export, restore
@@ -24,7 +25,7 @@ from api.transfer.importer import (
 from graph.errors import SgamError
 from graph.model import ConflictPolicy
 from graph.service import MemoryService
-from graph.stores import open_store
+from graph.stores import DEFAULT_STORE_URL, open_store
 
 DEFAULT_TENANT = "default"
 
@@ -196,6 +197,10 @@ def run_export(
             print("over --api only --current can be exported; use --store", file=sys.stderr)
             return 2
         return _export_http(api_url, key, tenant=tenant, as_of=as_of, known_at=known_at, out=target)
+    missing = _missing_sqlite_file(store_url)
+    if missing is not None:  # opening it would create an empty file and export nothing
+        print(f"cannot open store: no SQLite file at {missing}", file=sys.stderr)
+        return 2
     try:
         store = open_store(store_url)
     except SgamError as e:
@@ -210,6 +215,15 @@ def run_export(
         store.close()
     print(f"{n} records exported", file=sys.stderr)
     return 0
+
+
+def _missing_sqlite_file(store_url: str | None) -> str | None:
+    """The path of a SQLite store URL naming no file (a mistyped path), else None."""
+    url = store_url or os.environ.get("SGAM_STORE_URL") or DEFAULT_STORE_URL
+    if not url.startswith("sqlite:///"):
+        return None
+    path = url[len("sqlite:///") :]
+    return path if path and path != ":memory:" and not Path(path).exists() else None
 
 
 def _export_http(

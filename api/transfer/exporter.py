@@ -93,11 +93,15 @@ def export(
     as_of: datetime | None = None,
     known_at: datetime | None = None,
 ) -> int:
-    """Write one JSON object per line; return how many."""
+    """Write one JSON object per line; return how many (a ledger's end record aside)."""
     n = 0
     for r in records(store, tenant_id=tenant_id, kind=kind, as_of=as_of, known_at=known_at):
         out.write(json.dumps(r, separators=(",", ":")) + "\n")
         n += 1
+    if kind == ExportKind.LEDGER:
+        # Written only once every page was: a restore refuses a ledger without it, so an
+        # export cut short (a failed read, a broken pipe) never restores as a whole one.
+        out.write(json.dumps({"type": END, "records": n}, separators=(",", ":")) + "\n")
     return n
 
 
@@ -120,14 +124,37 @@ def _record(number: int, line: bytes) -> Any:
         raise invalid(f"line {number}: not a ledger record: {e}", field="line") from e
 
 
+END = "end"
+
+
 def _parsed(stream: IO[bytes]) -> Iterator[Record]:
+    """The ledger's records, up to its end record, which must be there and count them."""
+    n = 0
+    end: Any = None
     for number, line in enumerate(stream, start=1):
         if not line.strip():
             continue
         r = _record(number, line)
         if not isinstance(r, dict):
             raise invalid(f"line {number}: not a ledger record", field="line")
+        if end is not None:
+            raise invalid(f"line {number}: a record after the ledger's end record", field="line")
+        if r.get("type") == END:
+            end = r
+            continue
+        n += 1
         yield r
+    if end is None:
+        raise invalid(
+            f"the ledger has no end record after {n} records: the export was cut short"
+            " (restore one that finished; what was written is the tenant's to purge)",
+            field="line",
+        )
+    if end.get("records") != n:
+        raise invalid(
+            f"the ledger's end record counts {end.get('records')!r} records, the file holds {n}",
+            field="line",
+        )
 
 
 def restore(store: Store, stream: IO[bytes], *, tenant_id: str) -> int:

@@ -191,3 +191,22 @@ def test_a_file_alternating_episodes_and_their_facts_is_written_in_full_batches(
         assert "late" not in {subject for subject, _ in current}
     finally:
         store.close()
+
+
+def test_exporting_from_a_sqlite_file_that_is_not_there_creates_nothing(tmp_path: Path) -> None:
+    """A mistyped path: exit 2 and a message, not an empty new file and "0 records"."""
+    typo = tmp_path / "sgam-typo.db"
+    out = io.StringIO()
+    code = run_export(
+        store_url=f"sqlite:///{typo}",
+        api_url=None,
+        key=None,
+        tenant="t",
+        kind=ExportKind.LEDGER,
+        as_of=None,
+        known_at=None,
+        out=out,
+    )
+    assert code == 2
+    assert not typo.exists()
+    assert out.getvalue() == ""

@@ -11,7 +11,10 @@ import io
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from api.transfer.exporter import ExportKind, export, restore
+from graph.errors import ValidationError
 from graph.model import EpisodeCreate, EpisodeStatus
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
@@ -62,3 +65,33 @@ def test_a_restored_queue_is_claimable_by_the_right_workers(tmp_path: Path) -> N
     finally:
         old.close()
         new.close()
+
+
+def test_a_ledger_cut_at_a_record_boundary_is_refused(tmp_path: Path) -> None:
+    """An export that stopped (a failed read, a broken pipe) leaves whole lines: without
+    the end record, written only once every page was, a restore cannot tell it from a
+    whole ledger. It is refused, as is a file whose end record counts other records."""
+    old = SqliteStore(tmp_path / "old.db")
+    old.init()
+    try:
+        queued(old, "t", "e1")
+        queued(old, "t", "e2")
+        ledger = io.StringIO()
+        n = export(old, ledger, tenant_id="t", kind=ExportKind.LEDGER)
+    finally:
+        old.close()
+    lines = ledger.getvalue().splitlines(keepends=True)
+    assert len(lines) == n + 1
+    assert lines[-1] == f'{{"type":"end","records":{n}}}\n'
+    for name, text, message in (
+        ("cut", "".join(lines[:-2]), f"no end record after {n - 1} records"),
+        ("miscounted", "".join(lines[:-2] + lines[-1:]), f"counts {n} records, the file holds"),
+        ("after", "".join(lines + lines[:1]), "a record after the ledger's end record"),
+    ):
+        new = SqliteStore(tmp_path / f"{name}.db")
+        new.init()
+        try:
+            with pytest.raises(ValidationError, match=message):
+                restore(new, io.BytesIO(text.encode()), tenant_id="t")
+        finally:
+            new.close()
