@@ -105,9 +105,12 @@ def _data(r: Record) -> dict[str, Any]:
 
 
 def assertion_of(r: Record) -> Assertion:
+    kind = r["kind"]
+    if kind not in ("assert", "retract"):  # an edited ledger: never read as an assertion
+        raise invalid(f"assertion kind {kind!r} is neither 'assert' nor 'retract'", field="kind")
     return Assertion(
         seq=int(r["seq"]),
-        kind="retract" if r["kind"] == "retract" else "assert",
+        kind="retract" if kind == "retract" else "assert",
         fact_id=str(r["fact_id"]),
         recorded_at=from_db(r["recorded_at"]),
         valid_from=from_db(r["valid_from"]) if r.get("valid_from") else None,

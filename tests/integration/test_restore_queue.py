@@ -15,7 +15,7 @@ import pytest
 
 from api.transfer.exporter import ExportKind, export, restore
 from graph.errors import ValidationError
-from graph.model import EpisodeCreate, EpisodeStatus
+from graph.model import EpisodeCreate, EpisodeStatus, MemoryDelta
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
 
@@ -95,3 +95,33 @@ def test_a_ledger_cut_at_a_record_boundary_is_refused(tmp_path: Path) -> None:
                 restore(new, io.BytesIO(text.encode()), tenant_id="t")
         finally:
             new.close()
+
+
+def test_an_assertion_of_an_unknown_kind_is_refused_not_read_as_an_assertion(
+    tmp_path: Path,
+) -> None:
+    old = SqliteStore(tmp_path / "old.db")
+    old.init()
+    try:
+        MemoryService(old).capture(
+            tenant_id="t",
+            body=EpisodeCreate(
+                episode_id="e1",
+                content="Mira moved to Oslo",
+                occurred_at=T0,
+                facts=[MemoryDelta(subject="mira", predicate="city", value="Oslo")],
+            ),
+        )
+        ledger = io.StringIO()
+        export(old, ledger, tenant_id="t", kind=ExportKind.LEDGER)
+    finally:
+        old.close()
+    edited = ledger.getvalue().replace('"kind":"assert"', '"kind":"delete"')
+    assert '"kind":"delete"' in edited
+    new = SqliteStore(tmp_path / "new.db")
+    new.init()
+    try:
+        with pytest.raises(ValidationError, match="assertion kind 'delete'"):
+            restore(new, io.BytesIO(edited.encode()), tenant_id="t")
+    finally:
+        new.close()
