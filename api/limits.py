@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from itertools import accumulate
 from typing import Any
 
 from graph.errors import ItemError, ValidationError
@@ -31,16 +32,17 @@ def nests_deeper_than(body: bytes, limit: int) -> bool:
     """Whether the JSON text ``body`` nests objects and arrays more than ``limit`` deep.
 
     Strings are cut out, then every innermost ``[]``/``{}`` pair is removed once per
-    level: ``limit`` passes at most, each linear. Unbalanced text answers False and is
-    left to the parser, which calls it malformed.
+    level: ``limit`` passes at most, each linear. What is left of unbalanced text (say
+    ``{"a": [[[[…`` never closed) is measured by its running depth: the parser would call
+    it malformed, but only after recursing once per level, past Python's stack (a 500).
     """
     brackets = _outside_strings(body).translate(None, _NOT_BRACKET)
     for _ in range(limit):
         if not brackets:
             return False
         reduced = _EMPTY_PAIR.sub(b"", brackets)
-        if reduced == brackets:
-            return False
+        if reduced == brackets:  # nothing left to pair: unbalanced
+            return max(accumulate(1 if b in b"[{" else -1 for b in brackets)) > limit
         brackets = reduced
     return bool(brackets) and _EMPTY_PAIR.search(brackets) is not None
 
@@ -85,46 +87,57 @@ INT64 = 2**63
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-class _NotPortableJSON(ValueError):
-    pass
+class NotPortableJSON(ValueError):
+    """JSON the stores cannot hold as sent."""
 
 
 def _reject_constant(name: str) -> Any:
-    raise _NotPortableJSON(f"{name} is not a JSON number")
+    raise NotPortableJSON(f"{name} is not a JSON number")
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NotPortableJSON(f"{text} is out of the range of a double")
+        raise NotPortableJSON(f"{text} is out of the range of a double")
     return value
 
 
 def _int64(text: str) -> int:
-    value = int(text)
-    if not -INT64 <= value < INT64:
-        raise _NotPortableJSON(f"{text} does not fit in a 64-bit integer")
-    return value
+    # By length first: Python refuses to convert an integer of over 4,300 digits at all.
+    if len(text) <= 20:
+        value = int(text)
+        if -INT64 <= value < INT64:
+            return value
+    shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+    raise NotPortableJSON(f"{shown} does not fit in a 64-bit integer")
 
 
-def json_body_problem(body: bytes) -> str | None:
-    """Why a JSON body cannot be stored as sent, or None.
-
-    Python's parser accepts what JSON (RFC 8259) does not carry and the stores cannot
-    hold: ``NaN``/``Infinity``, numbers that overflow a double or a 64-bit integer, and
-    lone UTF-16 surrogates. Malformed JSON is left to FastAPI (400 as well).
-    """
-    try:
-        data = json.loads(
-            body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
-        )
-    except _NotPortableJSON as e:
-        return str(e)
-    except ValueError:  # malformed: FastAPI answers it
-        return None
+def load_portable(body: bytes) -> Any:
+    """The JSON text ``body`` as the stores can hold it. Raises :class:`NotPortableJSON`
+    for what JSON (RFC 8259) does not carry and Python's parser accepts: ``NaN`` and
+    ``Infinity``, numbers past a double or a 64-bit integer, lone UTF-16 surrogates;
+    ``ValueError`` (``JSONDecodeError``, ``UnicodeDecodeError``) for malformed text.
+    Bound the nesting first (:func:`body_nesting_error`): the parser recurses."""
+    data = json.loads(
+        body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
+    )
     if SURROGATE_ESCAPE.search(body):
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:
-            return "a string holds a lone UTF-16 surrogate (not Unicode text)"
+            raise NotPortableJSON(
+                "a string holds a lone UTF-16 surrogate (not Unicode text)"
+            ) from None
+    return data
+
+
+def json_body_problem(body: bytes) -> str | None:
+    """Why a JSON body cannot be stored as sent (:func:`load_portable`), or None.
+    Malformed JSON is left to FastAPI (400 as well)."""
+    try:
+        load_portable(body)
+    except NotPortableJSON as e:
+        return str(e)
+    except ValueError:  # malformed: FastAPI answers it
+        return None
     return None

@@ -24,14 +24,12 @@ from pydantic import ValidationError as PydanticValidationError
 
 from api.client import SgamAPIError, SgamClient
 from api.errors import error_response, validation_items
-from api.limits import body_nesting_error
+from api.limits import NotPortableJSON, body_nesting_error, load_portable
 from api.problems import HTTP_PROBLEMS, problem_type
 from api.schemas import MAX_BATCH, FactsCreate
 from extraction import choose_mode, needs_model
 from graph.errors import SgamError
 from graph.model import (
-    INT64_MAX,
-    INT64_MIN,
     ConflictPolicy,
     EpisodeCreate,
     EpisodeStatus,
@@ -230,29 +228,15 @@ class NotJSON(ValueError):
     """Text that is not JSON, or that nests too deep for the parser to find its end."""
 
 
-class NotPortableJSON(ValueError):
-    """JSON that the stores cannot hold as sent: an integer beyond 64 bits."""
-
-
-def _int64(text: str) -> int:
-    # By length first: Python refuses to convert an integer of over 4,300 digits at all.
-    if len(text) <= 20:
-        value = int(text)
-        if INT64_MIN <= value <= INT64_MAX:
-            return value
-    shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
-    raise NotPortableJSON(f"{shown} does not fit in a 64-bit integer")
-
-
 def load_json(raw: bytes) -> Any:
     """One JSON text, or :class:`NotJSON` / :class:`NotPortableJSON` saying why not.
 
-    Never a RecursionError: balanced nesting is the caller's to bound first
-    (:func:`api.limits.nests_deeper_than`); unbalanced brackets too deep to parse are
-    malformed text.
+    Never a RecursionError: the nesting is the caller's to bound first
+    (:func:`api.limits.body_nesting_error`, unbalanced text included); should anything
+    still recurse too deep, it is malformed text.
     """
     try:
-        return json.loads(raw, parse_int=_int64)
+        return load_portable(raw)  # NotPortableJSON: as the API refuses such a body
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise NotJSON(str(e)) from e
     except RecursionError as e:

@@ -347,6 +347,22 @@ def test_json_nested_beyond_the_limit_is_422_and_stores_nothing(
     problem(client.get(f"{base}/episodes/e1"), 404)
 
 
+@pytest.mark.parametrize("opening", [b"[", b'{"k": '])
+def test_json_opened_deep_and_never_closed_is_refused_not_a_500(
+    client: TestClient, tenant: str, opening: bytes
+) -> None:
+    """Malformed as well as too deep: the parser recursed once per level before finding
+    it malformed, past Python's stack (a 500). Measured without parsing, it is a 422."""
+    raw = b'{"facts": [{"subject": "a", "predicate": "p", "value": ' + opening * 5000
+    r = client.post(
+        f"{_base(tenant)}/facts", content=raw, headers={"content-type": "application/json"}
+    )
+    body = problem(r, 422)
+    (item,) = body["errors"]
+    assert item["field"] == "facts"
+    assert "32" in item["reason"]
+
+
 def test_json_nested_to_the_limit_is_stored_and_read_back(client: TestClient, tenant: str) -> None:
     base = _base(tenant)
     deepest = _nested(32)

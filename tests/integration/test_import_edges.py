@@ -71,23 +71,39 @@ def test_lines_too_deep_or_too_long_a_number_are_refused_alone(tmp_path: Path) -
         _episode("e1"),
         _facts("ann"),
         '{"facts":' + "[" * DEEP + "]" * DEEP + "}\n",  # 3: balanced, the API's 422
-        '{"facts":' + "[" * DEEP + "\n",  # 4: unbalanced: malformed, however deep
+        '{"facts":' + "[" * DEEP + "\n",  # 4: unbalanced, opened as deep: the same 422
         _facts("big", 0).replace(": 0,", ": 1" + "0" * 5000 + ","),  # 5: over 4,300 digits
         _facts("wide", 0).replace(": 0,", f": {2**70},"),  # 6: 22 digits, over 64 bits
+        _facts("nan", 0).replace(": 0,", ": NaN,"),  # 7-9: what JSON does not carry
+        _facts("inf", 0).replace(": 0,", ": -Infinity,"),
+        _facts("huge", 0).replace(": 0,", ": 1e999,"),
+        '{"facts": [[[\n',  # 10: unbalanced and shallow: malformed
         _facts("bob"),
     ]
     src.write_text("".join(lines))
     assert _import(src, db, rejects) == 1
     refused = _refused(rejects)
-    assert sorted(refused) == [3, 4, 5, 6]
-    assert [refused[n]["status"] for n in (3, 4, 5, 6)] == [422, 400, 400, 400]
-    assert refused[3]["detail"] == (
-        "facts: nests deeper than 32 levels of objects and arrays (the limit is 32)"
-    )
-    assert "not valid JSON" in str(refused[4]["detail"])
+    assert sorted(refused) == [3, 4, 5, 6, 7, 8, 9, 10]
+    assert [refused[n]["status"] for n in sorted(refused)] == [
+        422,
+        422,
+        400,
+        400,
+        400,
+        400,
+        400,
+        400,
+    ]
+    too_deep = "facts: nests deeper than 32 levels of objects and arrays (the limit is 32)"
+    assert refused[3]["detail"] == refused[4]["detail"] == too_deep
     assert "5001 characters) does not fit in a 64-bit integer" in str(refused[5]["detail"])
     assert "not portable JSON" in str(refused[5]["detail"])
     assert f"{2**70} does not fit in a 64-bit integer" in str(refused[6]["detail"])
+    # The API's own words for such bodies (api.limits.load_portable).
+    assert str(refused[7]["detail"]).endswith("not portable JSON: NaN is not a JSON number")
+    assert str(refused[8]["detail"]).endswith("not portable JSON: -Infinity is not a JSON number")
+    assert str(refused[9]["detail"]).endswith("1e999 is out of the range of a double")
+    assert "not valid JSON" in str(refused[10]["detail"])
     assert _subjects(db) == {"ann", "bob"}
 
 
@@ -125,11 +141,12 @@ def _huge_seq(lines: list[str]) -> list[str]:
     ("edit", "says"),
     [
         (lambda ls: [*ls, "[" * DEEP + "]" * DEEP + "\n"], "nests deeper than"),
-        (lambda ls: [*ls, "[" * DEEP + "\n"], "not valid JSON"),
+        (lambda ls: [*ls, "[" * DEEP + "\n"], "nests deeper than"),  # opened as deep
+        (lambda ls: [*ls, "[[[\n"], "not valid JSON"),
         (lambda ls: [*ls, '{"type":"assertion","seq":1' + "0" * 5000 + "}\n"], "64-bit"),
         (_huge_seq, "64-bit"),
     ],
-    ids=["deep", "unbalanced", "digits", "seq-2**70"],
+    ids=["deep", "unbalanced-deep", "unbalanced", "digits", "seq-2**70"],
 )
 def test_restore_stops_with_a_clear_error_on_what_no_export_writes(
     tmp_path: Path,

@@ -37,6 +37,13 @@ def test_nesting_depth_counts_containers() -> None:
     assert nests_deeper_than({"a": 1, "b": [1, 2, {"c": [nested(31)]}]}, 32)
 
 
+def test_unbalanced_text_is_measured_by_how_deep_it_opens() -> None:
+    assert text_nests_deeper_than(b"[" * 5000, 32)  # the parser would recurse 5000 deep
+    assert text_nests_deeper_than(b'{"a": ' * 40 + b"[]", 32)
+    assert not text_nests_deeper_than(b"[[[", 32)  # shallow: left to the parser (400)
+    assert not text_nests_deeper_than(b"]]]]", 32)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}', max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
