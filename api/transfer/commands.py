@@ -146,11 +146,31 @@ def _import(
             return 2
         sink, closer = ServiceSink(MemoryService(store), tenant_id=tenant), store.close
     started = time.perf_counter()
+    seen = [ImportReport()]  # the latest counts, for a summary if interrupted
+
+    def track(r: ImportReport, show: Callable[[ImportReport], None]) -> None:
+        seen[0] = r
+        show(r)
+
     try:
         with _progress(total, tty=sys.stderr.isatty()) as progress:
             report = import_lines(
-                stream, sink, rejects=rejects, batch=batch, policy=policy, progress=progress
+                stream,
+                sink,
+                rejects=rejects,
+                batch=batch,
+                policy=policy,
+                progress=lambda r: track(r, progress),
             )
+    except KeyboardInterrupt:
+        # What was written is whole (every write is one transaction); the facts gathered
+        # for the next batch were not written, and a re-run writes them.
+        print(
+            f"interrupted at line {seen[0].lines}: {seen[0].summary()};"
+            " run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
     finally:
         closer()
     took = time.perf_counter() - started

@@ -1,0 +1,85 @@
+"""Ctrl-C during `sgam import` (a real process, a real SQLite file): a summary of what was
+written and how to resume, exit status 130; running the command again finishes the job."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, wait_until
+
+
+def _rows(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as c:
+            return int(c.execute("SELECT count(*) FROM facts").fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def test_an_interrupted_import_says_where_it_stopped_and_resumes(tmp_path: Path) -> None:
+    src, db = tmp_path / "in.jsonl", tmp_path / "s.db"
+    with src.open("w") as f:
+        for i in range(300):
+            f.write(
+                json.dumps(
+                    {"episode_id": f"e{i}", "content": "x", "occurred_at": "2026-01-01T00:00:00Z"}
+                )
+                + "\n"
+            )
+            facts = [
+                {
+                    "subject": f"p{i}-{j}",
+                    "predicate": "city",
+                    "value": "Oslo",
+                    "source_episode_id": f"e{i}",
+                }
+                for j in range(100)
+            ]
+            f.write(json.dumps({"facts": facts}) + "\n")
+    cmd = [
+        sys.executable,
+        "-m",
+        "api.cli",
+        "import",
+        str(src),
+        "--store",
+        f"sqlite:///{db}",
+        "--tenant",
+        "t",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_until(lambda: _rows(db) > 0, seconds=60)  # it is writing
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted at line " in err
+    assert "run the same command again to resume" in err
+    assert "Traceback" not in err
+    written = _rows(db)
+    assert 0 < written < 30_000
+    again = subprocess.run(
+        cmd,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stderr
+    assert _rows(db) == 30_000
