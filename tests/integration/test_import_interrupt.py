@@ -13,6 +13,11 @@ from pathlib import Path
 
 from tests.conftest import ROOT, wait_until
 
+_AS_IN_A_TERMINAL = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+    " from api.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
 
 def _rows(db: Path) -> int:
     if not db.exists():
@@ -44,17 +49,10 @@ def test_an_interrupted_import_says_where_it_stopped_and_resumes(tmp_path: Path)
                 for j in range(100)
             ]
             f.write(json.dumps({"facts": facts}) + "\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "api.cli",
-        "import",
-        str(src),
-        "--store",
-        f"sqlite:///{db}",
-        "--tenant",
-        "t",
-    ]
+    args = ["import", str(src), "--store", f"sqlite:///{db}", "--tenant", "t"]
+    # Ctrl-C as in a terminal: a process inherits an ignored SIGINT (a background job, or
+    # a parent that ignores it), and Python then installs no KeyboardInterrupt handler.
+    cmd = [sys.executable, "-c", _AS_IN_A_TERMINAL, *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
