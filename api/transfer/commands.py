@@ -24,8 +24,9 @@ from api.transfer.importer import (
 )
 from graph.errors import SgamError
 from graph.model import ConflictPolicy
+from graph.port import Store
 from graph.service import MemoryService
-from graph.stores import DEFAULT_STORE_URL, open_store
+from graph.stores import open_store
 
 DEFAULT_TENANT = "default"
 
@@ -217,12 +218,14 @@ def run_export(
             print("over --api only --current can be exported; use --store", file=sys.stderr)
             return 2
         return _export_http(api_url, key, tenant=tenant, as_of=as_of, known_at=known_at, out=target)
-    missing = _missing_sqlite_file(store_url)
-    if missing is not None:  # opening it would create an empty file and export nothing
-        print(f"cannot open store: no SQLite file at {missing}", file=sys.stderr)
-        return 2
     try:
-        store = open_store(store_url)
+        store = open_store(store_url, init=False)
+        missing = _missing_file(store)
+        if missing is not None:  # init would create an empty file, and export nothing
+            store.close()
+            print(f"cannot open store: no SQLite file at {missing}", file=sys.stderr)
+            return 2
+        store.init()
     except SgamError as e:
         print(f"cannot open store: {e}", file=sys.stderr)
         return 2
@@ -237,13 +240,12 @@ def run_export(
     return 0
 
 
-def _missing_sqlite_file(store_url: str | None) -> str | None:
-    """The path of a SQLite store URL naming no file (a mistyped path), else None."""
-    url = store_url or os.environ.get("SGAM_STORE_URL") or DEFAULT_STORE_URL
-    if not url.startswith("sqlite:///"):
-        return None
-    path = url[len("sqlite:///") :]
-    return path if path and path != ":memory:" and not Path(path).exists() else None
+def _missing_file(store: Store) -> str | None:
+    """The path of a file-backed store (SQLite) whose file is not there, else None."""
+    path = getattr(store, "path", None)  # only SQLite stores have one
+    return (
+        path if isinstance(path, str) and path != ":memory:" and not Path(path).exists() else None
+    )
 
 
 def _export_http(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -296,46 +298,49 @@ def test_a_version_3_file_is_reindexed_under_tenant_prefixes(tmp_path: Path) -> 
         s.close()
 
 
+def _current_file(path: Path) -> Path:
+    s = SqliteStore(path)
+    s.init()
+    s.close()
+    return path
+
+
+@contextmanager
+def _writing_elsewhere(path: Path) -> Iterator[None]:
+    """Another process, mid-write: it holds the file's writer lock."""
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
 def test_an_up_to_date_file_opens_while_another_process_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`sgam export` beside a running server: opening a current file writes nothing, so
     it does not wait for (or fail on) the writer lock another connection holds."""
-    path = tmp_path / "busy.db"
-    s = SqliteStore(path)
-    s.init()
-    s.close()
+    path = _current_file(tmp_path / "busy.db")
     monkeypatch.setattr(connection_module, "BUSY_TIMEOUT_S", 0.2)
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")  # another process, mid-write
-    try:
+    with _writing_elsewhere(path):
         s = SqliteStore(path)
         s.init()
         assert s.get_episode(tenant_id="t", episode_id="e") is None  # and it reads
         s.close()
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
 
 
 def test_a_file_to_migrate_behind_a_held_lock_is_a_503_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "old.db"
-    s = SqliteStore(path)
-    s.init()
-    s.close()
+    path = _current_file(tmp_path / "old.db")
     with sqlite3.connect(path) as c:
         c.execute("PRAGMA user_version = 3")
     monkeypatch.setattr(connection_module, "BUSY_TIMEOUT_S", 0.2)
-    other = sqlite3.connect(path, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    try:
+    with _writing_elsewhere(path):
         s = SqliteStore(path)
         with pytest.raises(StoreUnavailableError, match="busy"):
             s.init()
         s.close()
-    finally:
-        other.execute("ROLLBACK")
-        other.close()
     assert _user_version(path) == 3  # nothing half-done

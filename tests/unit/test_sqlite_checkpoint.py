@@ -22,6 +22,13 @@ from graph.stores.sqlite.connection import SqliteConnection
 from tests.conftest import wait_until
 
 
+def _opened(path: Path) -> tuple[SqliteConnection, Checkpointer]:
+    """A connection to a file and the checkpointer its commits nudge."""
+    conn = SqliteConnection(path)
+    assert conn._checkpointer is not None
+    return conn, conn._checkpointer
+
+
 def rows_in_the_file_alone(path: Path, tmp_path: Path) -> int:
     """Rows of ``t`` in the database file without its write-ahead log: what checkpoints
     have copied there."""
@@ -38,9 +45,7 @@ def test_a_commit_leaves_the_checkpoint_to_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "c.db"
-    conn = SqliteConnection(path)
-    checkpointer = conn._checkpointer
-    assert checkpointer is not None
+    conn, checkpointer = _opened(path)
     try:
         with conn.write() as c:
             c.execute("CREATE TABLE t (x BLOB)")
@@ -67,9 +72,7 @@ def test_the_thread_exits_when_idle_and_comes_back_with_the_next_commit(
 ) -> None:
     monkeypatch.setattr(checkpoint_module, "IDLE_EXIT_S", 0.1)
     monkeypatch.setattr(checkpoint_module, "MIN_INTERVAL_S", 0.01)
-    conn = SqliteConnection(tmp_path / "i.db")
-    checkpointer = conn._checkpointer
-    assert checkpointer is not None
+    conn, checkpointer = _opened(tmp_path / "i.db")
     try:
         with conn.write() as c:
             c.execute("CREATE TABLE t (x INTEGER)")
@@ -84,9 +87,7 @@ def test_the_thread_exits_when_idle_and_comes_back_with_the_next_commit(
 
 
 def test_a_closed_store_used_again_checkpoints_again(tmp_path: Path) -> None:
-    conn = SqliteConnection(tmp_path / "r.db")
-    checkpointer = conn._checkpointer
-    assert checkpointer is not None
+    conn, checkpointer = _opened(tmp_path / "r.db")
     with conn.write() as c:
         c.execute("CREATE TABLE t (x INTEGER)")
     conn.close()
@@ -113,9 +114,7 @@ def test_close_does_not_wait_for_the_pause_between_checkpoints(
     """A store closed right after a write (a test, a server shutting down) returns at once,
     not after the thread's pause between checkpoints."""
     monkeypatch.setattr(checkpoint_module, "MIN_INTERVAL_S", 60.0)
-    conn = SqliteConnection(tmp_path / "p.db")
-    checkpointer = conn._checkpointer
-    assert checkpointer is not None
+    conn, checkpointer = _opened(tmp_path / "p.db")
     with conn.write() as c:
         c.execute("CREATE TABLE t (x INTEGER)")
     wait_until(lambda: checkpointer.checkpoints >= 1)  # now in its 60 s pause
@@ -129,9 +128,7 @@ def test_close_does_not_wait_for_the_pause_between_checkpoints(
 def test_a_forked_child_writes_whatever_the_parents_checkpointer_held(tmp_path: Path) -> None:
     """A fork while another thread starts the checkpoint thread (its lock held) must not
     leave the child stuck at the end of its first write, holding its writer turn."""
-    conn = SqliteConnection(tmp_path / "k.db")
-    checkpointer = conn._checkpointer
-    assert checkpointer is not None
+    conn, checkpointer = _opened(tmp_path / "k.db")
     with conn.write() as c:
         c.execute("CREATE TABLE t (x INTEGER)")
     conn.close()

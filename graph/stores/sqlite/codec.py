@@ -212,14 +212,9 @@ def episode_from_row(r: sqlite3.Row) -> Episode:
         last_error=r["last_error"],
         rejected=json.loads(r["rejected_json"]),
         usage=json.loads(r["usage_json"]) if r["usage_json"] else None,
-        needs_model=_needs_model(r),
+        # Null: stored before it was recorded (every episode read selects *).
+        needs_model=None if r["needs_model"] is None else bool(r["needs_model"]),
     )
-
-
-def _needs_model(r: sqlite3.Row) -> bool | None:
-    # Rows of `SELECT *` carry it; null: stored before it was recorded.
-    value = r["needs_model"] if "needs_model" in r.keys() else None  # noqa: SIM118
-    return None if value is None else bool(value)
 
 
 def episode_values(episode: Episode, content_hash: str) -> tuple[Any, ...]:

@@ -477,8 +477,7 @@ class SqliteStore:
             )
             # Columns added to a table that files of this layout version may lack (CREATE
             # TABLE IF NOT EXISTS leaves an existing table as it is). Null: not known.
-            have = {r["name"] for r in self.conn.read("PRAGMA table_info(episodes)")}
-            if "needs_model" not in have:
+            if not new and "needs_model" not in columns:
                 self.conn.executescript("ALTER TABLE episodes ADD COLUMN needs_model INTEGER;")
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(sqlite3.Error):
