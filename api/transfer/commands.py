@@ -1,6 +1,7 @@
 """The ``sgam import`` and ``sgam export`` commands over :mod:`.importer` and
 :mod:`.exporter`: open the store or the server, show progress, map outcomes to exit
-codes (0 all written, 1 some lines refused, 2 unreadable input or no store)."""
+codes (0 all written, 1 some lines refused, 2 unreadable input or no store, 3 the reject
+file failed during the import, 130 interrupted)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import IO
@@ -18,6 +19,7 @@ from api.transfer.importer import (
     DEFAULT_BATCH,
     HttpSink,
     ImportReport,
+    RejectFileFailed,
     ServiceSink,
     Sink,
     import_lines,
@@ -29,6 +31,7 @@ from graph.service import MemoryService
 from graph.stores import open_store
 
 DEFAULT_TENANT = "default"
+REJECT_FILE_FAILED = 3  # exit status: the reject file could not be written mid-import
 
 
 @contextmanager
@@ -92,16 +95,23 @@ def run_import(
         if restore_ledger:
             return _restore(stream, store_url=store_url, api_url=api_url, tenant=tenant)
         # Its own message (the handler below speaks of the input), before any line is read.
+        # Line-buffered: a record that cannot be written fails at its own line (not at a
+        # later flush or the close), and an interrupted import leaves whole records.
         try:
-            rejects = open(reject_file, "w", encoding="utf-8") if reject_file else None  # noqa: SIM115
+            rejects = (
+                open(reject_file, "w", encoding="utf-8", buffering=1)  # noqa: SIM115
+                if reject_file
+                else None
+            )
         except OSError as e:
             print(f"cannot write the reject file {reject_file}: {e}", file=sys.stderr)
             return 2
         try:
-            return _import(
+            code = _import(
                 stream,
                 total,
                 rejects,
+                reject_file,
                 store_url=store_url,
                 api_url=api_url,
                 key=key,
@@ -109,9 +119,12 @@ def run_import(
                 batch=batch,
                 policy=policy,
             )
-        finally:
+        except BaseException:
             if rejects is not None:
-                rejects.close()
+                with suppress(OSError):  # the error under way is the one to report
+                    rejects.close()
+            raise
+        return _close_rejects(rejects, reject_file, code)
     except OSError as e:
         print(f"cannot read {source}: {e}", file=sys.stderr)
         return 2
@@ -120,10 +133,25 @@ def run_import(
             stream.close()
 
 
+def _close_rejects(rejects: IO[str] | None, path: str | None, code: int) -> int:
+    """Close the reject file; failing to, its records may be lost: the import's status
+    is then :data:`REJECT_FILE_FAILED`, reported once."""
+    if rejects is None:
+        return code
+    try:
+        rejects.close()
+    except OSError as e:
+        if code != REJECT_FILE_FAILED:  # else the failed write was reported already
+            print(f"cannot write the reject file {path}: {e}", file=sys.stderr)
+        return REJECT_FILE_FAILED
+    return code
+
+
 def _import(
     stream: IO[bytes],
     total: int | None,
     rejects: IO[str] | None,
+    reject_path: str | None,
     *,
     store_url: str | None,
     api_url: str | None,
@@ -172,6 +200,16 @@ def _import(
             file=sys.stderr,
         )
         return 130
+    except RejectFileFailed as e:
+        # Stopped: every later refusal would be lost too. What was written is whole.
+        print(
+            f"cannot write the reject file {reject_path}: {e.error}; the import stopped at"
+            f" line {e.report.lines}, the record of refused line {e.line} is lost:"
+            f" {e.report.summary()}; make room for the reject file (or name another)"
+            " and run the same command again to resume",
+            file=sys.stderr,
+        )
+        return REJECT_FILE_FAILED
     finally:
         closer()
     took = time.perf_counter() - started
@@ -268,4 +306,4 @@ def _export_http(
     return 0
 
 
-__all__ = ["DEFAULT_TENANT", "run_export", "run_import"]
+__all__ = ["DEFAULT_TENANT", "REJECT_FILE_FAILED", "run_export", "run_import"]

@@ -45,6 +45,17 @@ DEFAULT_BATCH = 1000
 Problem = dict[str, Any]
 
 
+class RejectFileFailed(Exception):
+    """A refused line's record could not be written to the reject file (a full disk): the
+    import stops there, as every later refusal would be lost too."""
+
+    def __init__(self, line: int, report: ImportReport, error: OSError) -> None:
+        super().__init__(f"line {line}: {error}")
+        self.line = line  # the refused line whose record was lost
+        self.report = report
+        self.error = error
+
+
 class Refused(Exception):
     """A line the API would have answered with this problem."""
 
@@ -328,7 +339,10 @@ def import_lines(
     def refuse(number: int, problem: Problem) -> None:
         report.refused += 1
         if rejects is not None:
-            rejects.write(json.dumps({"line": number, **problem}) + "\n")
+            try:
+                rejects.write(json.dumps({"line": number, **problem}) + "\n")
+            except OSError as e:  # the reject file's own failure, not the input's
+                raise RejectFileFailed(number, report, e) from e
 
     def flush() -> None:
         if not pending.lines:
@@ -402,6 +416,7 @@ __all__ = [
     "NotJSON",
     "NotPortableJSON",
     "Refused",
+    "RejectFileFailed",
     "ServiceSink",
     "Sink",
     "import_lines",

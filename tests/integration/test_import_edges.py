@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from api.cli import main
-from api.transfer.commands import run_export, run_import
+from api.transfer.commands import REJECT_FILE_FAILED, run_export, run_import
 from api.transfer.exporter import ExportKind
 from api.transfer.importer import ServiceSink, import_lines
 from graph.model import ConflictPolicy, EpisodeStatus, FactQuery
@@ -247,6 +247,28 @@ def test_a_reject_file_that_cannot_be_written_is_named_before_any_line_is_read(
     assert err.startswith(f"cannot write the reject file {rejects}:")
     assert "cannot read" not in err
     assert not db.exists()  # nothing was imported, not even the store opened
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_a_reject_file_that_fails_mid_import_is_named_and_stops_the_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/full opens, and every write to it fails with ENOSPC, as a full disk does. It
+    was reported as "cannot read in.jsonl", exit 2: an input error."""
+    src, db = tmp_path / "in.jsonl", tmp_path / "s.db"
+    src.write_text(_episode("e1") + _facts("ann") + "not json\n" + _facts("bob"))
+    capsys.readouterr()
+    assert _import(src, db, Path("/dev/full")) == REJECT_FILE_FAILED == 3
+    err = capsys.readouterr().err
+    assert err.startswith("cannot write the reject file /dev/full: [Errno 28] No space left")
+    assert "the import stopped at line 3, the record of refused line 3 is lost" in err
+    assert "cannot read" not in err
+    # Stopped at the line it could not record: the facts gathered before it and the line
+    # after it were not written (a re-run with room for the reject file writes them).
+    assert _subjects(db) == set()
+    assert _import(src, db, tmp_path / "r.jsonl") == 1
+    assert _subjects(db) == {"ann", "bob"}
+    assert sorted(_refused(tmp_path / "r.jsonl")) == [3]
 
 
 # -- 5. the summary's counts -----------------------------------------------------------
