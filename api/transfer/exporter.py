@@ -18,7 +18,7 @@ from typing import IO, Any, cast
 
 from api.limits import MAX_BODY_DEPTH, nests_deeper_than
 from api.transfer.importer import NotJSON, NotPortableJSON, load_json
-from graph.errors import invalid
+from graph.errors import ValidationError, invalid
 from graph.model import FactQuery
 from graph.port import Store
 from graph.stores.transfer import (
@@ -27,6 +27,7 @@ from graph.stores.transfer import (
     Record,
     TransferStore,
     batches,
+    check_instants,
     ensure_empty,
 )
 from graph.timeutil import utcnow
@@ -142,6 +143,10 @@ def _parsed(stream: IO[bytes]) -> Iterator[Record]:
         if r.get("type") == END:
             end = r
             continue
+        try:
+            check_instants(r)
+        except ValidationError as e:
+            raise invalid(f"line {number} ({r.get('type')} record): {e}", field="line") from e
         n += 1
         yield r
     if end is None:

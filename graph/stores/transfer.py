@@ -14,7 +14,9 @@ import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
+
+from pydantic import BaseModel
 
 from graph.errors import ConflictError, invalid
 from graph.model import ConflictPolicy, Entity, Episode, EpisodeStatus, Fact
@@ -22,7 +24,7 @@ from graph.port import LedgerTx, Store
 from graph.schema import MemorySchema
 from graph.stores.codec import claim_from_dict, claim_to_dict
 from graph.temporal import Assertion
-from graph.timeutil import format_instant, from_db
+from graph.timeutil import format_instant, from_db, parse_instant
 
 Record = dict[str, Any]
 RecordType = Literal["schema", "entity", "episode", "mention", "version", "assertion"]
@@ -100,6 +102,33 @@ def assertion_record(a: Assertion, *, key: str) -> Record:
 
 
 # -- decoding ------------------------------------------------------------------------------
+def _instant_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, f in model.model_fields.items()
+        if datetime in (f.annotation, *get_args(f.annotation))
+    )
+
+
+# The instants each record type holds. An export writes every one as RFC 3339 with its
+# offset; one without (an edited ledger) would be read in the restoring machine's zone.
+INSTANT_FIELDS: dict[str, tuple[str, ...]] = {
+    "entity": _instant_fields(Entity),
+    "episode": _instant_fields(Episode),
+    "version": _instant_fields(Fact),
+    "assertion": ("recorded_at", "valid_from", "valid_to"),
+}
+
+
+def check_instants(r: Record) -> None:
+    """Refuse, naming the field, an instant of the record that is not RFC 3339 text with a
+    UTC offset (a naive one is never guessed, as everywhere else)."""
+    for name in INSTANT_FIELDS.get(str(r.get("type")), ()):
+        value = r.get(name)
+        if value is not None:
+            parse_instant(value, field=name)
+
+
 def _data(r: Record) -> dict[str, Any]:
     return {k: v for k, v in r.items() if k not in ("type", "timeline_key")}
 
@@ -221,6 +250,7 @@ def ensure_empty(has_data: bool, *, tenant_id: str) -> None:
 
 
 __all__ = [
+    "INSTANT_FIELDS",
     "RECORD_ORDER",
     "Record",
     "RecordType",
@@ -228,6 +258,7 @@ __all__ = [
     "assertion_of",
     "assertion_record",
     "batches",
+    "check_instants",
     "ensure_empty",
     "entity_record",
     "episode_record",

@@ -1,0 +1,107 @@
+"""``import --restore`` of ledgers no export writes (edited by hand or by a tool), and
+into tenants that are not empty: refused with a clear error, or reproduced exactly.
+
+Real SQLite files; the ledger is a real export of a small tenant (two schema versions,
+an entity, an episode, a superseded fact: a retired version and two assertions).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from api.transfer.exporter import ExportKind, export, restore
+from graph.errors import ValidationError
+from graph.model import EpisodeCreate, MemoryDelta
+from graph.schema import MemorySchema
+from graph.service import MemoryService
+from graph.stores.sqlite.store import SqliteStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _ledger_of(store: SqliteStore, tenant: str) -> list[dict[str, object]]:
+    buf = io.StringIO()
+    export(store, buf, tenant_id=tenant, kind=ExportKind.LEDGER)
+    return [json.loads(x) for x in buf.getvalue().splitlines()]
+
+
+def source_ledger(tmp_path: Path) -> list[dict[str, object]]:
+    """The ledger records of a small tenant, its end record last."""
+    s = SqliteStore(tmp_path / "source.db")
+    s.init()
+    try:
+        svc = MemoryService(s)
+        svc.put_schema(tenant_id="t", schema=MemorySchema())
+        city = {"name": "city", "value_type": "string"}
+        svc.put_schema(tenant_id="t", schema=MemorySchema.model_validate({"predicates": [city]}))
+        svc.add_episode(
+            tenant_id="t", body=EpisodeCreate(episode_id="e1", content="x", occurred_at=T0)
+        )
+        for day, city in ((0, "Oslo"), (3, "Rome")):  # Rome supersedes Oslo: a retired row
+            delta = MemoryDelta(
+                subject="ann",
+                predicate="city",
+                value=city,
+                valid_from=T0 + timedelta(days=day),
+                source_episode_id="e1",
+            )
+            svc.write_facts(tenant_id="t", deltas=[delta])
+        return _ledger_of(s, "t")
+    finally:
+        s.close()
+
+
+def text(records: list[dict[str, object]]) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _naive(instant: object) -> str:
+    """The same instant without its offset, as an edited ledger may hold it."""
+    assert isinstance(instant, str)
+    assert instant.endswith("Z")
+    return instant[:-1]
+
+
+# -- 2. naive timestamps ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [
+        ("entity", "created_at"),
+        ("episode", "occurred_at"),
+        ("episode", "recorded_at"),
+        ("version", "valid_from"),
+        ("version", "retired_at"),
+        ("assertion", "recorded_at"),
+        ("assertion", "valid_from"),
+    ],
+)
+def test_a_timestamp_without_an_offset_is_refused_naming_its_line_and_field(
+    tmp_path: Path, kind: str, field: str
+) -> None:
+    """It was read in the restoring machine's time zone, and restored."""
+    records = source_ledger(tmp_path)
+    # The last record of that kind holding the field: the records before it of its kind
+    # are in the same batch, those of the kinds before it were written already.
+    number = max(i for i, r in enumerate(records, 1) if r["type"] == kind and r.get(field))
+    records[number - 1][field] = _naive(records[number - 1][field])
+    target = SqliteStore(tmp_path / "target.db")
+    target.init()
+    try:
+        with pytest.raises(ValidationError) as caught:
+            restore(target, io.BytesIO(text(records)), tenant_id="t")
+        assert str(caught.value) == (
+            f"line: line {number} ({kind} record): {field}: timestamp"
+            f" {records[number - 1][field]} has no UTC offset; add one such as 'Z'"
+        )
+        # Nothing of the bad record's kind or after it was written: what is there is
+        # batches before it, as they were (a batch is written once the next is begun).
+        written = _ledger_of(target, "t")[:-1]
+        assert all(r["type"] != kind for r in written)
+        assert written == records[: len(written)]
+    finally:
+        target.close()
