@@ -159,7 +159,7 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
         raise invalid("one restore batch holds records of one type", field="type")
     if kind == "schema":
         for r in records:
-            store.put_schema(tenant_id=tenant_id, schema=MemorySchema.model_validate(r["body"]))
+            _restore_schema(store, tenant_id, MemorySchema.model_validate(r["body"]))
     elif kind == "episode":
         for r in records:
             episode = Episode.model_validate({**_data(r), "tenant_id": tenant_id})
@@ -196,6 +196,27 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
                 _clock_past(tx, tenant_id, [a.recorded_at for _, a in rows])
             else:
                 raise invalid(f"unknown record type {kind!r}", field="type")
+
+
+def _restore_schema(store: Store, tenant_id: str, schema: MemorySchema) -> None:
+    """Store a schema version under its recorded number, or refuse: put_schema numbers
+    versions itself, and facts name the version they were written under."""
+    latest = store.get_schema(tenant_id=tenant_id)
+    expected = 1 if latest is None else latest.version + 1
+    if schema.version != expected:
+        raise invalid(
+            f"a schema record of version {schema.version} where the tenant's next version"
+            f" is {expected}: restore keeps schema versions' numbers, and a ledger's run"
+            " 1, 2, 3 … in order",
+            field="version",
+        )
+    stored = store.put_schema(tenant_id=tenant_id, schema=schema)
+    if stored.version != schema.version:  # another writer took the number meanwhile
+        raise ConflictError(
+            f"schema version {schema.version} was restored as {stored.version}: the tenant"
+            " was written during the restore",
+            tenant_id=tenant_id,
+        )
 
 
 def _insert_versions(

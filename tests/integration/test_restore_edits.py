@@ -105,3 +105,59 @@ def test_a_timestamp_without_an_offset_is_refused_naming_its_line_and_field(
         assert written == records[: len(written)]
     finally:
         target.close()
+
+
+# -- 3. schema version numbers ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("versions", "refused", "expected"),
+    [
+        ((1, 3), 3, 2),  # a gap
+        ((1, 1), 1, 2),  # a duplicate
+        ((2, 3), 2, 1),  # not from 1
+        ((2, 1), 2, 1),  # out of order
+        ((1, None), 0, 2),  # no number: the model's default, 0
+    ],
+    ids=["gap", "duplicate", "from-2", "out-of-order", "missing"],
+)
+def test_a_schema_version_the_store_would_number_otherwise_is_refused(
+    tmp_path: Path, versions: tuple[int, int | None], refused: int, expected: int
+) -> None:
+    """It was renumbered by put_schema (1, 2), silently: facts written under version 3
+    then named another schema than the one they were written under."""
+    records = source_ledger(tmp_path)
+    schemas = [r for r in records if r["type"] == "schema"]
+    assert [s["body"]["version"] for s in schemas] == [1, 2]  # type: ignore[index]
+    for record, version in zip(schemas, versions, strict=True):
+        body = record["body"]
+        assert isinstance(body, dict)
+        body.pop("version")
+        if version is not None:
+            body["version"] = version
+    target = SqliteStore(tmp_path / "target.db")
+    target.init()
+    try:
+        with pytest.raises(ValidationError) as caught:
+            restore(target, io.BytesIO(text(records)), tenant_id="t")
+        assert str(caught.value) == (
+            f"version: a schema record of version {refused} where the tenant's next version"
+            f" is {expected}: restore keeps schema versions' numbers, and a ledger's run"
+            " 1, 2, 3 … in order"
+        )
+        # The versions before the refused one, as they were; nothing after.
+        assert _ledger_of(target, "t")[:-1] == schemas[: expected - 1]
+    finally:
+        target.close()
+
+
+def test_schema_versions_keep_their_numbers(tmp_path: Path) -> None:
+    records = source_ledger(tmp_path)
+    target = SqliteStore(tmp_path / "target.db")
+    target.init()
+    try:
+        restore(target, io.BytesIO(text(records)), tenant_id="t")
+        schema = target.get_schema(tenant_id="t")
+        assert schema is not None
+        assert schema.version == 2
+        assert _ledger_of(target, "t") == records
+    finally:
+        target.close()
