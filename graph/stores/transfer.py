@@ -161,6 +161,7 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
         for r in records:
             _restore_schema(store, tenant_id, MemorySchema.model_validate(r["body"]))
     elif kind == "episode":
+        recorded = []
         for r in records:
             episode = Episode.model_validate({**_data(r), "tenant_id": tenant_id})
             if episode.status == EpisodeStatus.PROCESSING:
@@ -169,6 +170,9 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
                 episode = episode.model_copy(update={"status": EpisodeStatus.PENDING})
             store.put_episode(episode=episode)
             store.save_episode_state(episode=episode)  # status, attempts, rejections
+            recorded.append(episode.recorded_at)  # occurred_at is the source's, not ours
+        with store.transaction() as tx:
+            _clock_past(tx, tenant_id, recorded)
     elif kind == "version":
         facts = [Fact.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records]
         keys = [str(r["timeline_key"]) for r in records]
@@ -187,6 +191,7 @@ def restore_records(store: Store, *, tenant_id: str, records: Sequence[Record]) 
                     Entity.model_validate({**_data(r), "tenant_id": tenant_id}) for r in records
                 ]
                 tx.upsert_entities(tenant_id=tenant_id, entities=ents)
+                _clock_past(tx, tenant_id, [e.created_at for e in ents])
             elif kind == "mention":
                 pairs = [(str(r["episode_id"]), str(r["entity_id"])) for r in records]
                 tx.mention(tenant_id=tenant_id, pairs=pairs)
@@ -234,8 +239,9 @@ def _derived(tenant_id: str, fact: Fact) -> str:
 
 
 def _clock_past(tx: LedgerTx, tenant_id: str, instants: Sequence[datetime | None]) -> None:
-    """Move the tenant's system clock to the latest restored instant: the ledger may come
-    from a machine whose clock ran ahead, and a later write must record after it."""
+    """Move the tenant's system clock to the latest restored instant the store recorded
+    (versions', assertions', episodes', entities'): the ledger may come from a machine
+    whose clock ran ahead, and a later write must record after it."""
     latest = max((t for t in instants if t is not None), default=None)
     if latest is not None:
         tx.system_time(tenant_id=tenant_id, wall=latest)

@@ -20,6 +20,7 @@ from graph.model import EpisodeCreate, MemoryDelta
 from graph.schema import MemorySchema
 from graph.service import MemoryService
 from graph.stores.sqlite.store import SqliteStore
+from graph.timeutil import format_instant, from_db, utcnow
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -159,5 +160,32 @@ def test_schema_versions_keep_their_numbers(tmp_path: Path) -> None:
         assert schema is not None
         assert schema.version == 2
         assert _ledger_of(target, "t") == records
+    finally:
+        target.close()
+
+
+# -- 4. the restore clock --------------------------------------------------------------
+@pytest.mark.parametrize(("kind", "field"), [("episode", "recorded_at"), ("entity", "created_at")])
+def test_a_write_after_a_restore_records_after_its_episodes_and_entities(
+    tmp_path: Path, kind: str, field: str
+) -> None:
+    """The latest restored instant is an episode's (or an entity's), a day ahead of the
+    clock: the tenant's system clock moved past versions' and assertions' times only, so
+    a fact written next recorded before that episode was recorded."""
+    records = source_ledger(tmp_path)
+    (record,) = (r for r in records if r["type"] == kind)
+    assert isinstance(record[field], str)
+    ahead = from_db(record[field]) + timedelta(days=1)
+    record[field] = format_instant(ahead)
+    target = SqliteStore(tmp_path / "target.db")
+    target.init()
+    try:
+        restore(target, io.BytesIO(text(records)), tenant_id="t")
+        assert ahead > utcnow()  # the latest instant restored, and still in the future
+        late = MemoryDelta(
+            subject="bob", predicate="city", value="Oslo", valid_from=T0, source_episode_id="e1"
+        )
+        written = MemoryService(target).write_facts(tenant_id="t", deltas=[late]).facts
+        assert [f.recorded_at > ahead for f in written] == [True]
     finally:
         target.close()
