@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from api.transfer.exporter import ExportKind, export, restore
-from graph.errors import ValidationError
+from graph.errors import ConflictError, ValidationError
 from graph.model import EpisodeCreate, MemoryDelta
 from graph.schema import MemorySchema
 from graph.service import MemoryService
@@ -187,5 +187,32 @@ def test_a_write_after_a_restore_records_after_its_episodes_and_entities(
         )
         written = MemoryService(target).write_facts(tenant_id="t", deltas=[late]).facts
         assert [f.recorded_at > ahead for f in written] == [True]
+    finally:
+        target.close()
+
+
+# -- 5. an empty tenant ----------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["schema", "entity", "episode", "mention", "version", "assertion"])
+def test_a_tenant_holding_records_of_any_one_kind_is_not_restored_into(
+    tmp_path: Path, kind: str
+) -> None:
+    """Only schemas, entities and episodes were looked for: a tenant holding only
+    mentions, versions or assertions (here: a restore of a ledger holding only those) was
+    restored into, over what it held."""
+    records = source_ledger(tmp_path)
+    *body, end = records
+    only = [r for r in body if r["type"] == kind]
+    target = SqliteStore(tmp_path / "target.db")
+    target.init()
+    try:
+        restore(target, io.BytesIO(text([*only, {**end, "records": len(only)}])), tenant_id="t")
+        before = _ledger_of(target, "t")
+        assert before == [*only, {**end, "records": len(only)}]
+        with pytest.raises(ConflictError) as caught:
+            restore(target, io.BytesIO(text(records)), tenant_id="t")
+        assert str(caught.value) == (
+            "tenant 't' already holds data: restore writes into an empty tenant"
+        )
+        assert _ledger_of(target, "t") == before  # nothing written
     finally:
         target.close()
