@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from graph.errors import SgamError, invalid
+from graph.model import instant_problem
 from graph.timeutil import format_instant, parse_instant, utcnow
 
 MAX_AFTER_PARTS = 4
@@ -57,14 +58,34 @@ class Cursor:
             )
             if not ok:
                 raise ValueError("unexpected cursor shape")
+            # Its strings go to the store as query parameters: Unicode text only (a
+            # forged "\ud800" cannot be encoded: a 500 at the driver).
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
             return cls(
                 after=tuple(after),
-                as_of=None if as_of is None else parse_instant(as_of, field="cursor"),
-                known_at=parse_instant(data["known_at"], field="cursor"),
+                as_of=None if as_of is None else _instant(as_of),
+                known_at=_instant(data["known_at"]),
                 filters={str(k): v for k, v in filters.items()},
             )
-        except (SgamError, ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError):
+        except (
+            SgamError,
+            ValueError,  # UnicodeError and JSONDecodeError included
+            KeyError,
+            TypeError,
+            RecursionError,  # JSON nested past the parser's stack
+            binascii.Error,
+        ):
             raise invalid("not a cursor returned by this API", field="cursor") from None
+
+
+def _instant(value: object) -> datetime:
+    """A time pinned by a cursor: RFC 3339 with an offset, within the stores' range."""
+    if not isinstance(value, str):
+        raise TypeError("a cursor's time is a string")
+    instant = parse_instant(value, field="cursor")
+    if instant_problem(instant) is not None:
+        raise ValueError("a cursor's time is out of range")
+    return instant
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,8 @@ def resume(
     c = Cursor.decode(cursor)
     if c.filters != filters:
         raise invalid("the cursor belongs to a read with other filters", field="cursor")
+    if (c.as_of is not None) != pin_as_of:  # a read at one valid time, or at any
+        raise invalid("not a cursor returned by this API", field="cursor")
     if len(c.after) not in (0, parts):
         raise invalid("not a cursor returned by this API", field="cursor")
     for name, given, pinned in (("as_of", as_of, c.as_of), ("known_at", known_at, c.known_at)):

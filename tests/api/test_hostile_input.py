@@ -1,0 +1,108 @@
+"""Requests a hostile or broken client sends: each is a 4xx naming what is wrong, never a
+500, and a refused one writes nothing. Found by probing a running server
+(``sgam serve``) with forged cursors, odd timestamps and odd bodies.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import AppFactory
+from tests.api.helpers import episode, fact, problem
+
+
+@pytest.fixture
+def api(make_app: AppFactory) -> Iterator[TestClient]:
+    # A 500 must come back as the answer it is, not as the server's exception.
+    with TestClient(make_app(), raise_server_exceptions=False) as c:
+        yield c
+
+
+def seed(api: TestClient, tenant: str) -> None:
+    r = api.post(f"/v1/tenants/{tenant}/episodes", json=episode("e1", extract="none"))
+    assert r.status_code == 201, r.text
+    facts = [
+        fact("mira", "tier", value="gold"),
+        fact("mira", "knows", object="bob"),
+        fact("mira", "city", value="Oslo"),
+    ]
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": facts})
+    assert r.status_code == 201, r.text
+
+
+# -- forged cursors ----------------------------------------------------------------------
+def forge(payload: Any) -> str:
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+FACTS_FILTERS = {"subject": None, "predicate": None, "object": None, "memory_type": None}
+NOW = "2026-06-02T00:00:00Z"
+
+
+def cursor_of(
+    after: list[str], *, filters: dict[str, Any], as_of: str | None = NOW, known_at: Any = NOW
+) -> dict[str, Any]:
+    return {"v": 1, "after": after, "as_of": as_of, "known_at": known_at, "filters": filters}
+
+
+FORGED = {
+    # A lone surrogate in the keyset: JSON carries it, the store's driver cannot.
+    "lone surrogate": (
+        "facts",
+        forge(
+            b'{"v": 1, "after": ["\\ud800", "p", "f"], "as_of": "2026-06-02T00:00:00Z",'
+            b' "known_at": "2026-06-02T00:00:00Z", "filters": {"subject": null,'
+            b' "predicate": null, "object": null, "memory_type": null}}'
+        ),
+    ),
+    # Nested past the JSON parser's stack (a RecursionError).
+    "deep nesting": ("facts", forge(b"[" * 3000)),
+    # An entity page is a read at one valid time: no as_of is no cursor of it.
+    "entity without as_of": (
+        "entities/mira",
+        forge(
+            cursor_of(
+                ["out", "mira", "city", "f_x"],
+                filters={"list": "entity", "entity": "mira"},
+                as_of=None,
+            )
+        ),
+    ),
+    # A time outside the range every timestamp of the API has (0001-01-02 … 9999-12-30).
+    "time out of range": (
+        "facts",
+        forge(cursor_of(["a", "p", "f"], filters=FACTS_FILTERS, known_at="0001-01-01T00:00:00Z")),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED))
+def test_a_forged_cursor_is_a_422_naming_the_cursor(
+    api: TestClient, tenant: str, name: str
+) -> None:
+    seed(api, tenant)
+    path, cursor = FORGED[name]
+    r = api.get(f"/v1/tenants/{tenant}/{path}", params={"cursor": cursor})
+    body = problem(r, 422)
+    assert body["detail"] == "cursor: not a cursor returned by this API"
+    assert body["errors"] == [{"reason": "not a cursor returned by this API", "field": "cursor"}]
+
+
+def test_a_real_cursor_still_pages(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={"limit": 2})
+    assert r.status_code == 200, r.text
+    first = r.json()
+    assert len(first["facts"]) == 2
+    assert first["next_cursor"]
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={"limit": 2, "cursor": first["next_cursor"]})
+    assert r.status_code == 200, r.text
+    assert [f["predicate"] for f in r.json()["facts"]] == ["tier"]
+    assert r.json()["next_cursor"] is None
