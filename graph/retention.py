@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from graph import ledger
 from graph.durations import retention_duration
-from graph.erasure import DryRun, ErasableStore, EraseOps, EraseTx, in_erase_transaction
+from graph.erasure import DryRun, ErasableStore, EraseTx, in_erase_transaction
 from graph.schema import MemorySchema
 from graph.temporal import Interval, fold
 
@@ -149,26 +149,33 @@ def purge_episodes(tx: EraseTx, *, tenant_id: str, episode_ids: Sequence[str]) -
 
 
 def _plan(
-    reads: EraseOps | ErasableStore, *, tenant_id: str, schema: MemorySchema, now: datetime
+    store: ErasableStore, *, tenant_id: str, schema: MemorySchema, now: datetime
 ) -> list[tuple[str, datetime, list[str]]]:
-    """(predicate, cutoff, expired timeline keys) of every predicate with a duration,
-    read from a transaction (a dry run's) or from the store (a real run's: a snapshot
-    outside any write transaction; each batch re-reads its timelines under their lock)."""
+    """(predicate, cutoff, expired timeline keys) of every predicate with a duration, read
+    from a snapshot outside any write transaction: each batch re-reads its timelines under
+    their lock, so a plan gone stale deletes nothing it should not."""
     plan = []
     for spec in schema.predicates:
         d = retention_duration(spec.retention)
         if d is not None:
             cutoff = d.before(now)
-            keys = reads.expired_timelines(tenant_id=tenant_id, predicate=spec.name, before=cutoff)
+            keys = store.expired_timelines(tenant_id=tenant_id, predicate=spec.name, before=cutoff)
             if keys:
                 plan.append((spec.name, cutoff, keys))
     return plan
 
 
-def _everything(tx: EraseTx, *, tenant_id: str, schema: MemorySchema, now: datetime) -> PurgeResult:
-    """The whole purge of a tenant in one transaction (a dry run)."""
+def _everything(
+    tx: EraseTx,
+    *,
+    tenant_id: str,
+    schema: MemorySchema,
+    now: datetime,
+    plan: Sequence[tuple[str, datetime, list[str]]],
+) -> PurgeResult:
+    """The whole purge of a tenant in one transaction (a dry run), after ``plan``."""
     total = PurgeResult(tenant_id=tenant_id, dry_run=True)
-    for name, cutoff, keys in _plan(tx, tenant_id=tenant_id, schema=schema, now=now):
+    for name, cutoff, keys in plan:
         total = total.add(
             purge_facts(tx, tenant_id=tenant_id, predicate=name, keys=keys, cutoff=cutoff)
         )
@@ -190,18 +197,20 @@ def purge_tenant(
 ) -> PurgeResult:
     """Purge one tenant by its schema as of ``now``. A dry run does it all in one
     transaction and rolls it back; a real run goes in bounded transactions (at most
-    :data:`TIMELINE_BATCH` timelines or :data:`EPISODE_BATCH` episodes each)."""
+    :data:`TIMELINE_BATCH` timelines or :data:`EPISODE_BATCH` episodes each). Both plan
+    first, outside any write transaction: the plan scans the tenant's versions, and on
+    SQLite a write transaction holds every tenant's writes for as long as it lasts."""
+    plan = _plan(store, tenant_id=tenant_id, schema=schema, now=now)
     if dry_run:
 
         def preview(tx: EraseTx) -> PurgeResult:
-            raise DryRun(_everything(tx, tenant_id=tenant_id, schema=schema, now=now))
+            raise DryRun(_everything(tx, tenant_id=tenant_id, schema=schema, now=now, plan=plan))
 
         try:
             return in_erase_transaction(store, preview)
         except DryRun as done:
             return cast(PurgeResult, done.result)
     total = PurgeResult(tenant_id=tenant_id, dry_run=False)
-    plan = _plan(store, tenant_id=tenant_id, schema=schema, now=now)
     for name, cutoff, keys in plan:
         for i in range(0, len(keys), TIMELINE_BATCH):
             chunk = keys[i : i + TIMELINE_BATCH]

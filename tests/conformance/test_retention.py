@@ -174,24 +174,26 @@ class PlanWatched:
         return keys
 
 
+@pytest.mark.parametrize("dry", [False, True], ids=["purge", "dry-run"])
 def test_a_purge_plans_outside_the_sqlite_writer_lock(
-    sqlite_store: SqliteStore, tenant: str
+    sqlite_store: SqliteStore, tenant: str, dry: bool
 ) -> None:
     """The plan scans the tenant's versions of every predicate with a retention (seconds
     on a large tenant). On SQLite every tenant's writes wait for the one writer lock, so
-    the plan reads a snapshot instead of holding it; each batch then re-reads its
-    timelines under their locks."""
+    the plan reads a snapshot instead of holding it, in a dry run too; each batch then
+    re-reads its timelines under their locks."""
     svc = MemoryService(sqlite_store)
     svc.put_schema(tenant_id=tenant, schema=SCHEMA)
     put(svc, tenant, "note", "a", d(1), "e1", end=d(2))
     put(svc, tenant, "note", "b", d(3), "e2")
     watched = PlanWatched(sqlite_store)
-    done = purge_tenant(watched, tenant_id=tenant, schema=SCHEMA, now=d(3, 15))  # type: ignore[arg-type]
+    done = purge_tenant(watched, tenant_id=tenant, schema=SCHEMA, now=d(3, 15), dry_run=dry)  # type: ignore[arg-type]
     assert len(watched.plans) == 1  # one predicate with a duration ("note")
     (keys,) = watched.plans
     assert len(keys) == 1
-    assert (done.facts, done.versions, done.assertions) == (1, 1, 1)
-    assert history(svc, tenant, "note") == [("b", d(3))]
+    assert (done.facts, done.versions, done.assertions, done.dry_run) == (1, 1, 1, dry)
+    kept = [("a", d(1)), ("b", d(3))] if dry else [("b", d(3))]
+    assert history(svc, tenant, "note") == kept
 
 
 def test_old_episodes_go_as_episode_deletion_does(service: MemoryService, tenant: str) -> None:
