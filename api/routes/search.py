@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.deps import StoreDep, TenantDep
 from api.routes.common import BODY_PROBLEMS, TENANT_PROBLEMS
 from graph.errors import StoreUnavailableError
-from graph.model import Entity, Episode, Fact
+from graph.model import Entity, Episode, Fact, Instant
 from graph.port import Store
 from graph.retrieval import ContextBuilder, ItemKind, Retriever, SearchableStore, SearchFilters
 from graph.retrieval.context import MAX_FACTS, MAX_TOKENS
@@ -39,8 +39,8 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Text
-    as_of: AwareDatetime | None = None
-    known_at: AwareDatetime | None = None
+    as_of: Instant | None = None
+    known_at: Instant | None = None
     limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
     scopes: list[Scope] = Field(default=["facts", "entities", "episodes"], min_length=1)
     filters: SearchFilters | None = Field(
@@ -70,8 +70,8 @@ class ContextRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: Text
-    as_of: AwareDatetime | None = None
-    known_at: AwareDatetime | None = None
+    as_of: Instant | None = None
+    known_at: Instant | None = None
     max_facts: int = Field(default=20, ge=0, le=MAX_FACTS)
     max_tokens: int = Field(default=1500, ge=1, le=MAX_TOKENS)
 

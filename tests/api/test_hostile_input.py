@@ -106,3 +106,39 @@ def test_a_real_cursor_still_pages(api: TestClient, tenant: str) -> None:
     assert r.status_code == 200, r.text
     assert [f["predicate"] for f in r.json()["facts"]] == ["tier"]
     assert r.json()["next_cursor"] is None
+
+
+# -- search and context times ------------------------------------------------------------
+OUT_OF_RANGE = "timestamp out of range: must fall between 0001-01-02 and 9999-12-30 (UTC)"
+
+
+@pytest.mark.parametrize(
+    ("path", "text"), [("search", "query"), ("context", "question")], ids=["search", "context"]
+)
+@pytest.mark.parametrize("field", ["as_of", "known_at"])
+@pytest.mark.parametrize(
+    "instant",
+    [
+        "0001-01-01T00:30:00+01:00",  # no UTC form at all: an OverflowError (500) in the store
+        "0001-01-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+    ],
+)
+def test_search_and_context_times_are_in_range_like_every_timestamp(
+    api: TestClient, tenant: str, path: str, text: str, field: str, instant: str
+) -> None:
+    seed(api, tenant)
+    r = api.post(f"/v1/tenants/{tenant}/{path}", json={text: "mira tier", field: instant})
+    body = problem(r, 422)
+    assert body["detail"] == f"{field}: {OUT_OF_RANGE}"
+    assert body["errors"] == [{"reason": OUT_OF_RANGE, "field": field, "location": "body"}]
+
+
+def test_search_times_answer_in_utc_whatever_the_offset(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    r = api.post(
+        f"/v1/tenants/{tenant}/context",
+        json={"question": "What is mira's tier?", "as_of": "2026-06-01T11:30:00+02:00"},
+    )
+    assert r.status_code == 200, r.text
+    assert [f["value"] for f in r.json()["facts"] if f["predicate"] == "tier"] == ["gold"]
