@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Body, Request
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from api.auth import PRINCIPAL_SCOPE_KEY, Principal
 from api.deps import StoreDep, TenantDep
@@ -25,7 +25,8 @@ router = APIRouter(prefix="/v1/tenants/{tenant}", tags=["erasure"], responses=TE
 class ForgetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    dry_run: bool = False
+    # Strict: "no", "0" or 0 is a 422, never read as false (which would really erase).
+    dry_run: StrictBool = False
 
 
 class TenantErased(BaseModel):

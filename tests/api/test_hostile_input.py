@@ -142,3 +142,29 @@ def test_search_times_answer_in_utc_whatever_the_offset(api: TestClient, tenant:
     )
     assert r.status_code == 200, r.text
     assert [f["value"] for f in r.json()["facts"] if f["predicate"] == "tier"] == ["gold"]
+
+
+# -- forget: dry_run is a boolean --------------------------------------------------------
+@pytest.mark.parametrize("dry_run", ["no", "false", 0, "yes", 1, "on", None])
+def test_forget_dry_run_that_is_not_a_boolean_is_a_422_and_erases_nothing(
+    api: TestClient, tenant: str, dry_run: Any
+) -> None:
+    seed(api, tenant)
+    r = api.post(f"/v1/tenants/{tenant}/entities/mira/forget", json={"dry_run": dry_run})
+    body = problem(r, 422)
+    assert body["detail"] == "dry_run: Input should be a valid boolean"
+    assert body["errors"] == [
+        {"reason": "Input should be a valid boolean", "field": "dry_run", "location": "body"}
+    ]
+    r = api.get(f"/v1/tenants/{tenant}/entities/mira")
+    assert r.status_code == 200, r.text
+    assert sorted(f["predicate"] for f in r.json()["facts"]) == ["city", "knows", "tier"]
+
+
+def test_forget_dry_run_true_counts_and_keeps(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    r = api.post(f"/v1/tenants/{tenant}/entities/mira/forget", json={"dry_run": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["dry_run"] is True
+    assert r.json()["facts"] == 3
+    assert api.get(f"/v1/tenants/{tenant}/entities/mira").status_code == 200
