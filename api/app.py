@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.auth import KeyRing, TenantGate
 from api.deps import AppContext
 from api.errors import error_response, install_error_handlers, problem_response
-from api.limits import body_nesting_error, json_body_problem
+from api.limits import body_nesting_error, json_body_problem, json_media_type
 from api.mcp import McpHttp
 from api.metrics import MeteredExtractor, Metrics, MetricsMiddleware, RouteTemplates
 from api.observability import ObservabilityMiddleware, configure_tracing, flush_traces
@@ -56,10 +56,7 @@ MCP_PATH = "/mcp"
 def _is_json(headers: list[tuple[bytes, bytes]]) -> bool:
     for name, value in headers:
         if name == b"content-type":
-            media = value.split(b";", 1)[0].strip().lower()
-            return media == b"application/json" or (
-                media.startswith(b"application/") and media.endswith(b"+json")
-            )
+            return json_media_type(value)
     return False
 
 

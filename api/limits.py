@@ -82,6 +82,15 @@ def body_nesting_error(body: bytes) -> ValidationError | None:
     return ValidationError([ItemError(reason=too_deep(MAX_JSON_DEPTH), field=member)])
 
 
+def json_media_type(content_type: bytes) -> bool:
+    """Whether a ``Content-Type`` value names JSON (``application/json``, ``…+json``): the
+    bodies the portability checks read, and the only ones a JSON route may parse."""
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (
+        media.startswith(b"application/") and media.endswith(b"+json")
+    )
+
+
 INT64 = 2**63
 # A \u escape of a UTF-16 surrogate; paired ones (emoji) are fine, lone ones are not text.
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")

@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError as PydanticValidationError
 
 from api.deps import ServiceDep, TenantDep
+from api.limits import json_media_type
 from api.routes.common import BODY_PROBLEMS, tenant_router
 from extraction import parse_mappings
 from graph.schema import (
@@ -35,8 +36,23 @@ LIMITS = (
 
 
 async def raw_body(request: Request) -> bytes:
-    return await request.body()  # already read (and size-checked) by the body middleware
+    body = await request.body()  # already read (and size-checked) by the body middleware
+    # The body middleware checks JSON bodies only (NaN, 64-bit integers, surrogates,
+    # depth); a body sent as another type would reach the parser unchecked, so it is
+    # refused as FastAPI refuses one for a declared body.
+    if body.strip() and not json_media_type(
+        request.headers.get("content-type", "").encode("latin-1")
+    ):
+        raise RequestValidationError([NOT_JSON])
+    return body
 
+
+NOT_JSON: dict[str, Any] = {
+    "type": "model_attributes_type",
+    "loc": ("body",),
+    "msg": "the body must be JSON, sent with content-type: application/json",
+    "input": None,
+}
 
 RawBody = Annotated[bytes, Depends(raw_body)]
 

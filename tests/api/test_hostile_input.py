@@ -168,3 +168,47 @@ def test_forget_dry_run_true_counts_and_keeps(api: TestClient, tenant: str) -> N
     assert r.json()["dry_run"] is True
     assert r.json()["facts"] == 3
     assert api.get(f"/v1/tenants/{tenant}/entities/mira").status_code == 200
+
+
+# -- PUT /schema reads JSON only ---------------------------------------------------------
+NAN_MAPPING = (
+    b'{"event_mappings": [{"event_type": "x.y", "subject": {"field": "id", "type": "Customer"},'
+    b' "facts": [{"predicate": "score", "value": NaN}]}]}'
+)
+BIG_MAPPING = NAN_MAPPING.replace(b"NaN", b"100000000000000000000000000000")
+NOT_JSON = "the body must be JSON, sent with content-type: application/json"
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize("raw", [NAN_MAPPING, BIG_MAPPING], ids=["NaN", "int past 64 bits"])
+def test_a_schema_sent_as_another_type_is_a_422_and_stores_nothing(
+    api: TestClient, tenant: str, content_type: str | None, raw: bytes
+) -> None:
+    # The body checks (NaN, 64-bit integers, lone surrogates) read JSON bodies; this route
+    # parsed any body, so NaN was stored as null and 10^29 as sent.
+    headers = {} if content_type is None else {"content-type": content_type}
+    r = api.put(f"/v1/tenants/{tenant}/schema", content=raw, headers=headers)
+    body = problem(r, 422)
+    assert body["detail"] == f"body: {NOT_JSON}"
+    assert body["errors"] == [{"reason": NOT_JSON, "field": "body", "location": "body"}]
+    schema = api.get(f"/v1/tenants/{tenant}/schema").json()
+    assert schema["version"] == 0
+    assert schema["event_mappings"] == []
+
+
+def test_a_schema_sent_as_json_is_still_checked_and_stored(api: TestClient, tenant: str) -> None:
+    r = api.put(
+        f"/v1/tenants/{tenant}/schema",
+        content=NAN_MAPPING,
+        headers={"content-type": "application/json; charset=utf-8"},
+    )
+    assert problem(r, 400)["detail"] == (
+        "the request body is not portable JSON: NaN is not a JSON number"
+    )
+    r = api.put(
+        f"/v1/tenants/{tenant}/schema",
+        content=NAN_MAPPING.replace(b"NaN", b"1.5"),
+        headers={"content-type": "application/json; charset=utf-8"},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["version"] == 1
