@@ -154,7 +154,7 @@ class Runner:
     tenant: str = ""
     after_step: dict[int, str] = field(default_factory=dict)
     failures: int = 0
-    touched: dict[tuple[str, str, str | None], None] = field(default_factory=dict)
+    touched: dict[tuple[str, str], None] = field(default_factory=dict)
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -208,8 +208,8 @@ class Runner:
         body = {"facts": step["facts"], "conflict_policy": step.get("conflict_policy", "reject")}
         status, answer = self.backend.post_facts(self.tenant, body)
         for f in step["facts"]:
-            if isinstance(f, dict) and "subject" in f and "predicate" in f:
-                self.touched[(f["subject"], f["predicate"], f.get("object"))] = None
+            if status < 400 and isinstance(f, dict) and "subject" in f and "predicate" in f:
+                self.touched[(f["subject"], f["predicate"])] = None
         what = ", ".join(
             f"{f.get('subject')}.{f.get('predicate')}={_label(f.get('object', f.get('value')))}"
             for f in step["facts"]
@@ -345,14 +345,13 @@ class Runner:
             )
 
     def _summary(self) -> None:
-        """What the memory holds now for every timeline the scenario wrote."""
+        """What the memory holds now for every subject and predicate the scenario wrote
+        (every current value of a many-valued one on one line)."""
         if not self.touched:
             return
         self.say("current state:")
-        for subject, predicate, obj in self.touched:
+        for subject, predicate in self.touched:
             params = {"subject": subject, "predicate": predicate}
-            if obj:
-                params["object"] = obj
             status, body = self.backend.get(self.tenant, "/facts", params)
             facts = body.get("facts", []) if status == 200 else []
             got = _describe(facts)
