@@ -18,6 +18,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -123,7 +124,20 @@ def _in_range(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
-Instant = Annotated[AwareDatetime, AfterValidator(_in_range)]
+# RFC 3339 text starts with its full date; pydantic alone would also read a number, or a
+# string of digits (any query parameter), as Unix time in seconds or milliseconds (guessed
+# by size), with no offset given.
+_RFC3339_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+NOT_RFC3339 = "not an RFC 3339 timestamp with an offset, such as 2026-06-01T09:00:00Z"
+
+
+def _timestamp_text(value: Any) -> Any:
+    if isinstance(value, datetime) or (isinstance(value, str) and _RFC3339_DATE.match(value)):
+        return value
+    raise ValueError(NOT_RFC3339)
+
+
+Instant = Annotated[AwareDatetime, BeforeValidator(_timestamp_text), AfterValidator(_in_range)]
 
 
 def nests_deeper_than(value: object, limit: int) -> bool:

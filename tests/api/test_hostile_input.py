@@ -212,3 +212,59 @@ def test_a_schema_sent_as_json_is_still_checked_and_stored(api: TestClient, tena
     )
     assert r.status_code == 200, r.text
     assert r.json()["version"] == 1
+
+
+# -- timestamps are RFC 3339 text, never Unix time ----------------------------------------
+NOT_RFC3339 = "not an RFC 3339 timestamp with an offset, such as 2026-06-01T09:00:00Z"
+
+
+@pytest.mark.parametrize("value", [99999999999999, 1700000000, 1.5e9, "1700000000", True])
+def test_a_number_as_valid_from_is_a_422_and_writes_nothing(
+    api: TestClient, tenant: str, value: Any
+) -> None:
+    # pydantic alone reads numbers (and digit strings) as Unix time, seconds or
+    # milliseconds guessed by size: 99999999999999 was written as valid from year 5138.
+    seed(api, tenant)
+    facts = [fact("nora", "tier", value="gold"), fact("nora", "city", value="Rome")]
+    facts[1]["valid_from"] = value
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": facts})
+    body = problem(r, 422)
+    assert body["detail"] == f"item 1 valid_from: {NOT_RFC3339}"
+    assert body["errors"] == [
+        {"reason": NOT_RFC3339, "index": 1, "field": "valid_from", "location": "body"}
+    ]
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={"subject": "nora"})
+    assert r.json() == {"facts": [], "next_cursor": None}
+
+
+def test_a_number_as_occurred_at_is_a_422_and_stores_nothing(api: TestClient, tenant: str) -> None:
+    ep: dict[str, Any] = {**episode("e9"), "occurred_at": 1700000000}
+    body = problem(api.post(f"/v1/tenants/{tenant}/episodes", json=ep), 422)
+    assert body["errors"] == [{"reason": NOT_RFC3339, "field": "occurred_at", "location": "body"}]
+    problem(api.get(f"/v1/tenants/{tenant}/episodes/e9"), 404)
+
+
+@pytest.mark.parametrize("field", ["as_of", "known_at"])
+@pytest.mark.parametrize("value", ["1", "-1", "1700000000", "1700000000000"])
+def test_digits_as_a_query_time_are_a_422(
+    api: TestClient, tenant: str, field: str, value: str
+) -> None:
+    # GET /facts?known_at=1 answered what was known in 1970 (an empty page), silently.
+    seed(api, tenant)
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={field: value})
+    body = problem(r, 422)
+    assert body["detail"] == f"{field}: {NOT_RFC3339}"
+    assert body["errors"] == [{"reason": NOT_RFC3339, "field": field, "location": "query"}]
+
+
+def test_a_number_as_retract_valid_to_is_a_422(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    fact_id = api.get(f"/v1/tenants/{tenant}/facts", params={"predicate": "tier"}).json()["facts"][
+        0
+    ]["fact_id"]
+    r = api.post(f"/v1/tenants/{tenant}/facts/{fact_id}/retract", json={"valid_to": 1})
+    assert problem(r, 422)["errors"] == [
+        {"reason": NOT_RFC3339, "field": "valid_to", "location": "body"}
+    ]
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={"predicate": "tier"})
+    assert r.json()["facts"][0]["valid_to"] is None
