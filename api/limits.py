@@ -121,14 +121,32 @@ def _int64(text: str) -> int:
     raise NotPortableJSON(f"{shown} does not fit in a 64-bit integer")
 
 
-def load_portable(body: bytes) -> Any:
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        for name, _ in pairs:
+            if name in seen:
+                shown = name if len(name) <= 40 else f"{name[:20]}... ({len(name)} characters)"
+                raise NotPortableJSON(f"the member {shown!r} appears twice in one object")
+            seen.add(name)
+    return data
+
+
+def load_portable(body: bytes, *, unique_members: bool = False) -> Any:
     """The JSON text ``body`` as the stores can hold it. Raises :class:`NotPortableJSON`
     for what JSON (RFC 8259) does not carry and Python's parser accepts: ``NaN`` and
-    ``Infinity``, numbers past a double or a 64-bit integer, lone UTF-16 surrogates;
+    ``Infinity``, numbers past a double or a 64-bit integer, lone UTF-16 surrogates, and
+    with ``unique_members`` an object naming a member twice (RFC 8259 leaves its meaning
+    open: Python keeps the last, a proxy or another parser may read the first);
     ``ValueError`` (``JSONDecodeError``, ``UnicodeDecodeError``) for malformed text.
     Bound the nesting first (:func:`body_nesting_error`): the parser recurses."""
     data = json.loads(
-        body, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_int64
+        body,
+        parse_constant=_reject_constant,
+        parse_float=_finite_float,
+        parse_int=_int64,
+        object_pairs_hook=_unique_members if unique_members else None,
     )
     if SURROGATE_ESCAPE.search(body):
         try:
@@ -144,7 +162,7 @@ def json_body_problem(body: bytes) -> str | None:
     """Why a JSON body cannot be stored as sent (:func:`load_portable`), or None.
     Malformed JSON is left to FastAPI (400 as well)."""
     try:
-        load_portable(body)
+        load_portable(body, unique_members=True)
     except NotPortableJSON as e:
         return str(e)
     except ValueError:  # malformed: FastAPI answers it

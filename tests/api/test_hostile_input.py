@@ -268,3 +268,47 @@ def test_a_number_as_retract_valid_to_is_a_422(api: TestClient, tenant: str) -> 
     ]
     r = api.get(f"/v1/tenants/{tenant}/facts", params={"predicate": "tier"})
     assert r.json()["facts"][0]["valid_to"] is None
+
+
+# -- duplicate member names ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        # The empty batch first: a checker reading the first "facts" sees nothing to write.
+        (b'{"facts": [], "facts": [%s]}', "facts"),
+        (
+            b'{"facts": [%s], "conflict_policy": "reject", "conflict_policy": "reject"}',
+            "conflict_policy",
+        ),
+    ],
+    ids=["top level", "same value twice"],
+)
+def test_a_member_named_twice_is_a_400_and_writes_nothing(
+    api: TestClient, tenant: str, raw: bytes, name: str
+) -> None:
+    seed(api, tenant)
+    item = json.dumps(fact("nora", "tier", value="gold")).encode()
+    r = api.post(
+        f"/v1/tenants/{tenant}/facts",
+        content=raw % item,
+        headers={"content-type": "application/json"},
+    )
+    assert problem(r, 400)["detail"] == (
+        f"the request body is not portable JSON: the member {name!r} appears twice in one object"
+    )
+    r = api.get(f"/v1/tenants/{tenant}/facts", params={"subject": "nora"})
+    assert r.json() == {"facts": [], "next_cursor": None}
+
+
+def test_a_member_named_twice_inside_an_item_is_a_400(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    raw = (
+        b'{"facts": [{"subject": "nora", "predicate": "tier", "value": "gold", "value": "lead",'
+        b' "source_episode_id": "e1", "valid_from": "2026-06-01T09:00:00Z"}]}'
+    )
+    r = api.post(
+        f"/v1/tenants/{tenant}/facts", content=raw, headers={"content-type": "application/json"}
+    )
+    assert problem(r, 400)["detail"] == (
+        "the request body is not portable JSON: the member 'value' appears twice in one object"
+    )
