@@ -57,6 +57,11 @@ from graph.tracing import traced
 DEFAULT_DATABASE = "neo4j"
 DEFAULT_USER = "neo4j"
 MANAGED_RETRY_SECONDS = 5.0
+# Connecting (TCP, TLS and the Bolt handshake) and waiting for a pooled connection: the
+# driver's defaults (30 s and 60 s; the handshake runs under the latter) held every request
+# two minutes before its 503 when Neo4j accepted connections but did not answer (a frozen
+# JVM, a proxy whose backend is gone), the managed retry included.
+CONNECT_SECONDS = 5.0
 DATABASE_NOT_FOUND = "Neo.ClientError.Database.DatabaseNotFound"
 # An index that exists but is still being filled (GQL status 51N63; Neo4j 2026.x reports it
 # under IndexNotFound): after an index is created or rebuilt, until population ends.
@@ -152,6 +157,8 @@ class Neo4jConnection:
                 # Managed calls retry transient errors and lost connections this long; the
                 # default 30 s would hold an API request that long before it answers 503.
                 max_transaction_retry_time=MANAGED_RETRY_SECONDS,
+                connection_timeout=CONNECT_SECONDS,
+                connection_acquisition_timeout=CONNECT_SECONDS,
             )
         return cls(driver, database=database, user=auth[0] if auth else None)
 
