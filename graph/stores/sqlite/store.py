@@ -321,19 +321,27 @@ class SqliteLedgerTx:
         )
 
     def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]:
+        # No DISTINCT: without statistics SQLite would answer it from the timeline index,
+        # in key order, reading every ledger entry of the tenant instead of the episode's.
         rows = self.c.execute(
-            "SELECT DISTINCT timeline_key FROM assertions WHERE tenant_id = ?"
-            " AND source_episode_id = ?",
+            "SELECT timeline_key FROM assertions WHERE tenant_id = ? AND source_episode_id = ?",
             (tenant_id, episode_id),
         ).fetchall()
         return {r["timeline_key"] for r in rows}
 
     def delete_episode_data(self, *, tenant_id: str, episode_id: str) -> None:
         p = (tenant_id, episode_id)
-        self.c.execute(
-            "DELETE FROM facts WHERE tenant_id = ? AND sources_json = ?",
-            (tenant_id, json.dumps([episode_id])),
-        )
+        # A version whose only source is the episode lies on a timeline the episode
+        # asserted on (pieces of a cut version keep its timeline and sources): seek those
+        # timelines, where sources alone would scan every version of the tenant.
+        only = json.dumps([episode_id])
+        keys = sorted(self.episode_timelines(tenant_id=tenant_id, episode_id=episode_id))
+        for chunk in _chunks(keys):
+            self.c.execute(
+                "DELETE FROM facts WHERE tenant_id = ? AND timeline_key IN"  # noqa: S608
+                f" ({in_list(chunk)}) AND sources_json = ?",
+                (tenant_id, *chunk, only),
+            )
         self.c.execute("DELETE FROM assertions WHERE tenant_id = ? AND source_episode_id = ?", p)
         self.c.execute("DELETE FROM episode_mentions WHERE tenant_id = ? AND episode_id = ?", p)
         self.c.execute("DELETE FROM episodes WHERE tenant_id = ? AND episode_id = ?", p)
