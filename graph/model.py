@@ -53,6 +53,8 @@ Predicate = Annotated[str, StringConstraints(pattern=PREDICATE_RE)]
 TypeName = Annotated[str, StringConstraints(pattern=TYPE_RE)]
 Scalar = str | int | float | bool
 
+# Deltas one episode may carry: as many as one POST /facts batch (one transaction).
+MAX_EPISODE_FACTS = 1000
 DEFAULT_ENTITY_TYPE = "Entity"
 # An entity type becomes a Neo4j label beside ``Entity``; these labels are the store's own
 # (cypher/*.cypher): a user's entity carrying one would be read, locked or deleted as a
@@ -404,7 +406,8 @@ class EpisodeCreate(BaseModel):
     session_id: Annotated[str, StringConstraints(max_length=256)] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     extract: ExtractMode | None = None
-    facts: list[MemoryDelta] | None = None  # deltas the client extracted itself
+    # Deltas the client extracted itself, written with the episode in one transaction.
+    facts: list[MemoryDelta] | None = Field(default=None, max_length=MAX_EPISODE_FACTS)
 
     @field_validator("content", "metadata", mode="before")
     @classmethod

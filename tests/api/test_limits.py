@@ -238,3 +238,20 @@ def test_neighbourhood_over_its_limit_is_422_naming_it(client: TestClient, tenan
     problem(client.get(f"{base}/entities/hub/neighbors", params={"limit": 1001}), 422)
     default = client.get(f"{base}/entities/hub/neighbors", params={"depth": 4})
     assert len(default.json()["facts"]) == 9
+
+
+def test_an_episode_carries_at_most_a_thousand_facts(client: TestClient, tenant: str) -> None:
+    """As many as one POST /facts batch: one transaction's worth. Past it the episode is
+    refused whole; it was written, however many the body held."""
+    base = _base(tenant)
+    items = [
+        {k: v for k, v in fact("hub", f"p{i}", value=i).items() if k != "source_episode_id"}
+        for i in range(1001)
+    ]
+    body = problem(client.post(f"{base}/episodes", json=episode("big", facts=items)), 422)
+    assert [(e["field"], e["location"]) for e in body["errors"]] == [("facts", "body")]
+    assert "1000" in body["errors"][0]["reason"]
+    problem(client.get(f"{base}/episodes/big"), 404)
+    ok = client.post(f"{base}/episodes", json=episode("big", facts=items[:1000]))
+    assert ok.status_code == 201, ok.text
+    assert len(ok.json()["facts"]) == 1000
