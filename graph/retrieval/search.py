@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from graph.embeddings import Embedder, EmbeddingUnavailableError, Vectors, default_embedder
 from graph.errors import invalid
-from graph.model import Entity, Episode, Fact
+from graph.model import Entity, Episode, Fact, Predicate, TypeName
 from graph.retrieval import rank
 from graph.retrieval.port import (
     GatheredReads,
@@ -47,14 +47,19 @@ MAX_QUERY_CHARS = 4000
 MAX_STALE = 200  # episodes checked for staleness per search; the rest are not returned
 
 
+MAX_FILTER_NAMES = 100
+
+
 class SearchFilters(BaseModel):
     """Restrict facts (and, for ``entity_types``, entities); episodes are not filtered."""
 
     model_config = ConfigDict(extra="forbid")
 
-    entity_types: list[str] | None = None
-    predicates: list[str] | None = None
-    memory_types: list[str] | None = None
+    # Names as the schema spells them, at most MAX_FILTER_NAMES each: a name no fact can
+    # carry is a 422 naming it, not a filter that silently matches nothing.
+    entity_types: list[TypeName] | None = Field(default=None, max_length=MAX_FILTER_NAMES)
+    predicates: list[Predicate] | None = Field(default=None, max_length=MAX_FILTER_NAMES)
+    memory_types: list[Predicate] | None = Field(default=None, max_length=MAX_FILTER_NAMES)
 
     def keeps_fact(self, f: Fact) -> bool:
         if self.predicates is not None and f.predicate not in self.predicates:

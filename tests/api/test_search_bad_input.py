@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from graph.embeddings import SentenceEmbedder, default_embedder
-from graph.retrieval.search import MAX_QUERY_CHARS
+from graph.retrieval.search import MAX_FILTER_NAMES, MAX_QUERY_CHARS
 from tests.api.conftest import AppFactory
 from tests.api.helpers import problem
 from tests.api.test_search_api import seed_mira, with_search
@@ -91,3 +91,36 @@ def test_a_query_at_the_limit_is_answered(api: TestClient, tenant: str) -> None:
     query = ("passport deadline " + OPERATORS + " ") * 200
     r = api.post(f"/v1/tenants/{tenant}/search", json={"query": query[:MAX_QUERY_CHARS]})
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(
+    ("filters", "field"),
+    [
+        ({"entity_types": ["bad type"]}, "filters.entity_types.0"),
+        ({"predicates": ["x" * 10_000]}, "filters.predicates.0"),
+        ({"memory_types": ["Semantic!"]}, "filters.memory_types.0"),
+        ({"predicates": [f"p{i}" for i in range(MAX_FILTER_NAMES + 1)]}, "filters.predicates"),
+    ],
+)
+def test_a_filter_no_fact_can_match_is_a_422_naming_it(
+    api: TestClient, tenant: str, filters: dict[str, Any], field: str
+) -> None:
+    # Such a filter answered 200 with nothing, as if the tenant held nothing of the kind.
+    r = api.post(f"/v1/tenants/{tenant}/search", json={"query": "mira", "filters": filters})
+    body = problem(r, 422)
+    assert [e["field"] for e in body["errors"]] == [field]
+
+
+def test_filters_as_the_schema_spells_names_still_filter(api: TestClient, tenant: str) -> None:
+    seed_mira(api, tenant)
+    base = f"/v1/tenants/{tenant}/search"
+
+    def fact_predicates(filters: dict[str, Any]) -> list[str]:
+        body = {"query": "passport deadline", "scopes": ["facts"], "filters": filters}
+        r = api.post(base, json=body)
+        assert r.status_code == 200, r.text
+        return [x["item"]["predicate"] for x in r.json()["results"]]
+
+    kept = {"entity_types": ["Person"], "predicates": ["passport_deadline"]}
+    assert fact_predicates({**kept, "memory_types": ["semantic"]}) == ["passport_deadline"]
+    assert fact_predicates({**kept, "predicates": ["lives_in"]}) == []
