@@ -42,8 +42,12 @@ class SqliteEraseOps:
 
     # -- erasure -----------------------------------------------------------------------
     def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]:
+        # The mentions by rowid, found in mentions_entity: planned without statistics,
+        # "tenant_id = ? AND entity_id = ?" read episode_id from the primary key instead
+        # (it holds it), seeking tenant_id only: every mention of the tenant.
         rows = self.c.execute(
-            "SELECT episode_id FROM episode_mentions WHERE tenant_id = ? AND entity_id = ?"
+            "SELECT episode_id FROM episode_mentions WHERE rowid IN (SELECT rowid"
+            " FROM episode_mentions WHERE tenant_id = ? AND entity_id = ?)"
             " UNION SELECT source_episode_id FROM facts WHERE tenant_id = ? AND subject = ?"
             " AND source_episode_id IS NOT NULL"
             " UNION SELECT source_episode_id FROM facts WHERE tenant_id = ? AND object = ?"
