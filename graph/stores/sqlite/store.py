@@ -386,8 +386,11 @@ _EXPORTS: dict[str, tuple[str, str, str]] = {
     "entity": ("entities", "entity_id", "*"),
     "episode": ("episodes", "episode_id", "*"),
     "mention": ("episode_mentions", "episode_id, entity_id", "*"),
-    "version": ("facts", "version_id", FACT_COLUMNS),
-    "assertion": ("assertions", "rowid_", "*"),
+    # Versions and ledger entries by timeline, in the order of an index that leads with
+    # (tenant_id, timeline_key): by version_id or rowid_ alone, every page sorted the
+    # whole tenant (1.3 s a page of versions at 1M facts: a ledger export was quadratic).
+    "version": ("facts", "timeline_key, version_id", FACT_COLUMNS),
+    "assertion": ("assertions", "timeline_key, seq, rowid_", "*"),
 }
 
 
