@@ -127,10 +127,6 @@ WHOLE_BY_DESIGN = {
 # "Episode deletion on a large SQLite tenant"): listed so that the test holds every other
 # statement to seeking, and so that fixing one shows here.
 KNOWN_WHOLE = {
-    # Retention's episode batches, in the erase transaction: no index on occurred_at.
-    r"^SELECT episode_id FROM episodes WHERE tenant_id = {_V} AND occurred_at < ".replace(
-        "{_V}", _V
-    ): "retention: episodes before the cutoff (no index on occurred_at)",
     # Entity catalog pages (extraction's resolution) and review lists without a status:
     # ordered by created_at, which no index of theirs holds after tenant_id alone.
     r"^SELECT \* FROM entities WHERE tenant_id = .* ORDER BY created_at DESC, entity_id": (

@@ -74,6 +74,10 @@ CREATE TABLE IF NOT EXISTS episodes (
   PRIMARY KEY (tenant_id, episode_id)
 );
 CREATE INDEX IF NOT EXISTS episodes_queue ON episodes (status, next_attempt_at);
+-- Retention's episode batches, oldest first, inside the writer lock: a seek, where
+-- the primary key made each batch sort every episode of the tenant (65 ms at 120,000).
+-- Not covering episode_id: lookups of episodes by id would take it over the key.
+CREATE INDEX IF NOT EXISTS episodes_occurred ON episodes (tenant_id, occurred_at);
 CREATE TABLE IF NOT EXISTS episode_mentions (
   tenant_id TEXT NOT NULL, episode_id TEXT NOT NULL, entity_id TEXT NOT NULL,
   PRIMARY KEY (tenant_id, episode_id, entity_id)
