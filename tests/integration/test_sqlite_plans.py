@@ -118,6 +118,12 @@ WHOLE_BY_DESIGN = {
     r" ORDER BY (entity_id|episode_id|episode_id, entity_id) LIMIT \d+$": (
         "export pages of entities, episodes, mentions (primary key order, by cursor)"
     ),
+    # The entity catalog's first page (and a page of some types): the tenant's entities in
+    # entities_created's order, newest first, until the page fills. Later pages seek.
+    rf"^SELECT \* FROM entities WHERE tenant_id = {_V}(?: AND entity_type IN \(SELECT value"
+    rf" FROM json_each\({_V}\)\))? ORDER BY created_at DESC, entity_id LIMIT \d+$": (
+        "the entity catalog's first page, in index order"
+    ),
     # The first export page of versions and of ledger entries (no cursor yet): the first
     # rows of the tenant in the timeline index's order. The pages after it must seek.
     rf"FROM (facts|assertions) WHERE tenant_id = {_V} ORDER BY timeline_key,"
@@ -127,11 +133,8 @@ WHOLE_BY_DESIGN = {
 # "Episode deletion on a large SQLite tenant"): listed so that the test holds every other
 # statement to seeking, and so that fixing one shows here.
 KNOWN_WHOLE = {
-    # Entity catalog pages (extraction's resolution) and review lists without a status:
-    # ordered by created_at, which no index of theirs holds after tenant_id alone.
-    r"^SELECT \* FROM entities WHERE tenant_id = .* ORDER BY created_at DESC, entity_id": (
-        "entity catalog pages, sorted whole (no index on created_at)"
-    ),
+    # Review lists without a status: ordered by created_at, which no index of theirs
+    # holds after tenant_id alone.
     r"^SELECT \* FROM (extraction|merge)_candidates WHERE tenant_id = {_V}"
     r"(?: AND episode_id = {_V})? ORDER BY created_at".replace("{_V}", _V): (
         "review lists without a status filter, sorted whole"

@@ -416,8 +416,10 @@ class SqliteQueue:
             sql += " AND entity_type IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(sorted(entity_types)))
         if after is not None:  # keyset: after (created_at descending, entity_id)
-            sql += " AND (created_at < ? OR (created_at = ? AND entity_id > ?))"
-            params += [to_db(after[0]), to_db(after[0]), after[1]]
+            # The bound on created_at alone lets the page seek entities_created.
+            at = to_db(after[0])
+            sql += " AND created_at <= ? AND (created_at < ? OR entity_id > ?)"
+            params += [at, at, after[1]]
         sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
         params.append(limit)
         # Read for every model-extracted episode: rows this store wrote are built without

@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS entities (
   created_at TEXT NOT NULL,
   PRIMARY KEY (tenant_id, entity_id)
 );
+-- The entity catalog (extraction's resolution, newest first) pages by it: without it each
+-- page sorted every entity of the tenant (139 ms at 102,000). One entry per new entity.
+CREATE INDEX IF NOT EXISTS entities_created ON entities (tenant_id, created_at);
 CREATE TABLE IF NOT EXISTS episodes (
   tenant_id TEXT NOT NULL, episode_id TEXT NOT NULL, kind TEXT NOT NULL, source TEXT,
   content_json TEXT NOT NULL, content_hash TEXT NOT NULL, occurred_at TEXT NOT NULL,
