@@ -553,24 +553,17 @@ class SqliteStore:
                 where.append(f"{col} = :{col}")  # column names from this fixed tuple only
                 params[col] = v
         if query.source_episode_id is not None:
-            # A version citing the episode lies on a timeline the episode asserted on
-            # (corroborating sources included): seek those, then check its sources.
-            where.append(
-                "timeline_key IN (SELECT timeline_key FROM assertions"
-                " WHERE tenant_id = :tenant AND source_episode_id = :src)"
-                " AND EXISTS (SELECT 1 FROM json_each(sources_json) WHERE value = :src)"
-            )
+            # Every version citing the episode, at every system time. Sought on the timelines
+            # the episode has ledger entries on, the differential test found a version citing
+            # it elsewhere (after the episode was deleted and written again), which Neo4j
+            # answered: a walk of the tenant's versions until that is understood.
+            where.append("EXISTS (SELECT 1 FROM json_each(sources_json) WHERE value = :src)")
             params["src"] = query.source_episode_id
-        # Without a subject, the rows an object or an episode names are sought and sorted:
+        # Without a subject, the rows an object names are sought and sorted:
         # planned without statistics, the page order would otherwise walk facts_subject,
         # every version of the tenant, checking each (the unary + keeps the order and the
         # cursor off that index). A listing of the whole tenant still walks it in order.
-        sort = (
-            "+"
-            if query.subject is None
-            and (query.object is not None or query.source_episode_id is not None)
-            else ""
-        )
+        sort = "+" if query.subject is None and query.object is not None else ""
         if query.after is not None:
             where.append(f"({sort}subject, predicate, fact_id) > (:a_s, :a_p, :a_f)")
             params.update(a_s=query.after[0], a_p=query.after[1], a_f=query.after[2])
