@@ -21,6 +21,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictFloat,
     StringConstraints,
     field_validator,
 )
@@ -257,7 +258,8 @@ class MemoryDelta(BaseModel):
     valid_from: Instant | None = None
     valid_to: Instant | None = None
     source_episode_id: EpisodeId | None = None
-    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Strict: "0.9" is a 422, not a number (a JSON integer such as 1 still is one).
+    confidence: StrictFloat = Field(default=1.0, ge=0.0, le=1.0)
     memory_type: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
     retention_policy: Annotated[str, StringConstraints(pattern=PREDICATE_RE)] | None = None
     evidence: Annotated[str, StringConstraints(max_length=2000)] | None = None

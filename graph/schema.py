@@ -24,6 +24,8 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
+    StrictInt,
     field_validator,
     model_validator,
 )
@@ -103,8 +105,9 @@ class PredicateSpec(BaseModel):
     )
     description: str | None = None
     # Write-path policy (extraction): hold candidates until confirmed, or until seen N times.
-    requires_confirmation: bool = False
-    min_support: int = Field(default=1, ge=1)
+    # Strict, as every number and boolean of a request body: "false" is a 422, not False.
+    requires_confirmation: StrictBool = False
+    min_support: StrictInt = Field(default=1, ge=1)
 
     @model_validator(mode="after")
     def _one_kind(self) -> PredicateSpec:
@@ -129,7 +132,7 @@ class MemorySchema(BaseModel):
     # Frozen: a parsed schema is shared by every reader of its version.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: int = Field(default=0, ge=0)
+    version: StrictInt = Field(default=0, ge=0)
     mode: Literal["strict", "permissive"] = "permissive"
     entity_types: Annotated[list[EntityTypeSpec], _at_most(MAX_ENTITY_TYPES, "entity types")] = (
         Field(default_factory=list)

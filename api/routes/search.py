@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from api.deps import StoreDep, TenantDep
 from api.routes.common import BODY_PROBLEMS, TENANT_PROBLEMS
@@ -41,7 +41,8 @@ class SearchRequest(BaseModel):
     query: Text
     as_of: Instant | None = None
     known_at: Instant | None = None
-    limit: int = Field(default=10, ge=1, le=MAX_LIMIT)
+    # Numbers are strict: "5" is a 422 naming the field, never read as 5.
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_LIMIT)
     scopes: list[Scope] = Field(default=["facts", "entities", "episodes"], min_length=1)
     filters: SearchFilters | None = Field(
         default=None,
@@ -72,8 +73,8 @@ class ContextRequest(BaseModel):
     question: Text
     as_of: Instant | None = None
     known_at: Instant | None = None
-    max_facts: int = Field(default=20, ge=0, le=MAX_FACTS)
-    max_tokens: int = Field(default=1500, ge=1, le=MAX_TOKENS)
+    max_facts: StrictInt = Field(default=20, ge=0, le=MAX_FACTS)
+    max_tokens: StrictInt = Field(default=1500, ge=1, le=MAX_TOKENS)
 
 
 class ContextResponse(BaseModel):

@@ -1,0 +1,138 @@
+"""Client input the API read loosely: each is now a 422 naming the field or parameter,
+writes nothing and is never a 500.
+
+- a number or boolean sent as a string (``"confidence": "1"``) was coerced;
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import AppFactory
+from tests.api.helpers import episode, fact, problem
+
+
+@pytest.fixture
+def api(make_app: AppFactory) -> Iterator[TestClient]:
+    # A 500 must come back as the answer it is, not as the server's exception.
+    with TestClient(make_app(workers=0), raise_server_exceptions=False) as c:
+        yield c
+
+
+def seed(api: TestClient, tenant: str) -> None:
+    r = api.post(f"/v1/tenants/{tenant}/episodes", json=episode("e1", extract="none"))
+    assert r.status_code == 201, r.text
+    facts = [
+        fact("mira", "tier", value="gold"),
+        fact("mira", "knows", object="bob"),
+        fact("mira", "city", value="Oslo"),
+    ]
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": facts})
+    assert r.status_code == 201, r.text
+
+
+def facts_of(api: TestClient, tenant: str) -> list[dict[str, Any]]:
+    r = api.get(f"/v1/tenants/{tenant}/facts")
+    assert r.status_code == 200, r.text
+    facts: list[dict[str, Any]] = r.json()["facts"]
+    return facts
+
+
+# -- 1. numbers and booleans are JSON numbers and booleans --------------------------------
+NOT_A_NUMBER = "Input should be a valid number"
+NOT_AN_INTEGER = "Input should be a valid integer"
+NOT_A_BOOLEAN = "Input should be a valid boolean"
+
+
+@pytest.mark.parametrize("confidence", ["1", "0.5", True, None, [1]], ids=repr)
+def test_a_fact_confidence_that_is_not_a_number_is_a_422_and_writes_nothing(
+    api: TestClient, tenant: str, confidence: Any
+) -> None:
+    seed(api, tenant)
+    before = facts_of(api, tenant)
+    item = fact("mira", "age", value=41, confidence=confidence)
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": [fact("mira", "x", value=1), item]})
+    body = problem(r, 422)
+    assert body["errors"] == [
+        {"reason": NOT_A_NUMBER, "index": 1, "field": "confidence", "location": "body"}
+    ]
+    assert body["detail"] == f"item 1 confidence: {NOT_A_NUMBER}"
+    assert facts_of(api, tenant) == before
+
+
+@pytest.mark.parametrize(("confidence", "stored"), [(1, 1.0), (0, 0.0), (0.25, 0.25)])
+def test_a_json_integer_or_float_confidence_is_still_a_number(
+    api: TestClient, tenant: str, confidence: Any, stored: float
+) -> None:
+    seed(api, tenant)
+    item = fact("mira", "age", value=41, confidence=confidence)
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": [item]})
+    assert r.status_code == 201, r.text
+    assert r.json()["facts"][0]["confidence"] == stored
+
+
+def test_an_episode_fact_confidence_as_a_string_stores_neither_episode_nor_fact(
+    api: TestClient, tenant: str
+) -> None:
+    delta = {"subject": "mira", "predicate": "tier", "value": "gold", "confidence": "0.9"}
+    r = api.post(f"/v1/tenants/{tenant}/episodes", json=episode("e9", facts=[delta]))
+    body = problem(r, 422)
+    assert body["errors"] == [
+        {"reason": NOT_A_NUMBER, "index": 0, "field": "confidence", "location": "body"}
+    ]
+    problem(api.get(f"/v1/tenants/{tenant}/episodes/e9"), 404)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "reason"),
+    [
+        ("search", {"query": "mira", "limit": "5"}, "limit", NOT_AN_INTEGER),
+        ("search", {"query": "mira", "limit": True}, "limit", NOT_AN_INTEGER),
+        ("context", {"question": "mira?", "max_facts": "3"}, "max_facts", NOT_AN_INTEGER),
+        ("context", {"question": "mira?", "max_tokens": "100"}, "max_tokens", NOT_AN_INTEGER),
+        ("context", {"question": "mira?", "max_tokens": False}, "max_tokens", NOT_AN_INTEGER),
+    ],
+)
+def test_search_and_context_numbers_sent_as_strings_are_a_422_naming_them(
+    api: TestClient, tenant: str, path: str, body: dict[str, Any], field: str, reason: str
+) -> None:
+    r = api.post(f"/v1/tenants/{tenant}/{path}", json=body)
+    assert problem(r, 422)["errors"] == [{"reason": reason, "field": field, "location": "body"}]
+
+
+PREDICATE = {"name": "home_address", "value_type": "string"}
+
+
+def spec(**members: Any) -> dict[str, Any]:
+    return {"predicates": [{**PREDICATE, **members}]}
+
+
+@pytest.mark.parametrize(
+    ("schema", "field", "reason"),
+    [
+        (spec(requires_confirmation="false"), "requires_confirmation", NOT_A_BOOLEAN),
+        (spec(requires_confirmation=0), "requires_confirmation", NOT_A_BOOLEAN),
+        (spec(min_support="2"), "min_support", NOT_AN_INTEGER),
+        ({"version": "3"}, "version", NOT_AN_INTEGER),
+    ],
+)
+def test_schema_numbers_and_booleans_sent_as_strings_are_a_422_and_store_nothing(
+    api: TestClient, tenant: str, schema: dict[str, Any], field: str, reason: str
+) -> None:
+    r = api.put(f"/v1/tenants/{tenant}/schema", json=schema)
+    [item] = problem(r, 422)["errors"]
+    assert item["reason"] == reason
+    assert item["field"].split(".")[-1] == field
+    assert api.get(f"/v1/tenants/{tenant}/schema").json()["version"] == 0
+
+
+def test_schema_numbers_and_booleans_as_json_are_accepted(api: TestClient, tenant: str) -> None:
+    spec = {**PREDICATE, "requires_confirmation": True, "min_support": 2}
+    r = api.put(f"/v1/tenants/{tenant}/schema", json={"version": 7, "predicates": [spec]})
+    assert r.status_code == 200, r.text
+    [stored] = r.json()["predicates"]
+    assert (stored["requires_confirmation"], stored["min_support"]) == (True, 2)
