@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,6 +28,7 @@ from api.metrics import MeteredExtractor, Metrics, MetricsMiddleware, RouteTempl
 from api.observability import ObservabilityMiddleware, configure_tracing, flush_traces
 from api.problems import HTTP_PROBLEMS, PayloadTooLargeError
 from api.routes import routers
+from api.routes.common import single_valued_query
 from api.schemas import API_VERSION
 from api.settings import Settings
 from api.ui import install as install_ui
@@ -238,6 +239,8 @@ def create_app(settings: Settings | None = None, *, store: Store | None = None) 
         docs_url=None,  # /docs is served by api.ui from vendored assets (works offline)
         redoc_url=None,
         openapi_url="/openapi.json",
+        # Before every route: a single-valued query parameter comes once (422 otherwise).
+        dependencies=[Depends(single_valued_query)],
     )
     app.state.ctx = ctx
     if isinstance(the_store, SearchableStore):

@@ -2,10 +2,12 @@
 writes nothing and is never a 500.
 
 - a number or boolean sent as a string (``"confidence": "1"``) was coerced;
+- a query parameter sent twice (``?subject=a&subject=b``) silently used one value;
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -136,3 +138,60 @@ def test_schema_numbers_and_booleans_as_json_are_accepted(api: TestClient, tenan
     assert r.status_code == 200, r.text
     [stored] = r.json()["predicates"]
     assert (stored["requires_confirmation"], stored["min_support"]) == (True, 2)
+
+
+# -- 2. a single-valued query parameter is sent once --------------------------------------
+REPEATED = "given 2 times: this parameter takes one value"
+
+# (path, query) of every single-valued parameter of every route that has any.
+AT = "2026-06-02T00:00:00Z"
+REPEATS = [
+    ("facts", "subject=mira&subject=bob"),
+    ("facts", "predicate=tier&predicate=city"),
+    ("facts", "object=bob&object=ann"),
+    ("facts", "memory_type=semantic&memory_type=profile"),
+    ("facts", f"as_of={AT}&as_of={AT}"),
+    ("facts", f"known_at={AT}&known_at=2026-06-03T00:00:00Z"),
+    ("facts", "limit=1&limit=2"),
+    ("facts", "limit=2&limit=2"),  # the same value twice is still a repeat
+    ("facts", "cursor=a&cursor=b"),
+    ("facts/history", "subject=mira&predicate=tier&subject=bob"),
+    ("facts/history", "subject=mira&predicate=tier&predicate=city"),
+    ("facts/history", "subject=mira&predicate=knows&object=bob&object=ann"),
+    ("facts/history", "subject=mira&predicate=tier&limit=1&limit=5"),
+    ("entities/mira", "limit=1&limit=2"),
+    ("entities/mira", f"as_of={AT}&as_of={AT}"),
+    ("entities/mira/neighbors", "depth=1&depth=2"),
+    ("entities/mira/neighbors", "direction=out&direction=in"),
+    ("entities/mira/neighbors", "limit=10&limit=20"),
+    ("entities/mira/predicates", "cursor=city&cursor=knows"),
+    ("episodes/e1", "limit=1&limit=2"),
+    ("candidates", "status=pending&status=rejected"),
+    ("candidates", "episode_id=e1&episode_id=e2"),
+    ("merge-candidates", "limit=1&limit=2"),
+]
+
+
+@pytest.mark.parametrize(("path", "query"), REPEATS)
+def test_a_repeated_single_valued_query_parameter_is_a_422_naming_it(
+    api: TestClient, tenant: str, path: str, query: str
+) -> None:
+    seed(api, tenant)
+    name = next(n for n, c in Counter(kv.split("=")[0] for kv in query.split("&")).items() if c > 1)
+    body = problem(api.get(f"/v1/tenants/{tenant}/{path}?{query}"), 422)
+    assert body["errors"] == [{"reason": REPEATED, "field": name, "location": "query"}]
+    assert body["detail"] == f"{name}: {REPEATED}"
+
+
+def test_a_list_parameter_may_still_be_repeated(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    r = api.get(f"/v1/tenants/{tenant}/entities/mira/neighbors?predicates=knows&predicates=city")
+    assert r.status_code == 200, r.text
+    assert [f["predicate"] for f in r.json()["facts"]] == ["knows"]
+
+
+def test_parameters_sent_once_each_still_page(api: TestClient, tenant: str) -> None:
+    seed(api, tenant)
+    r = api.get(f"/v1/tenants/{tenant}/facts?subject=mira&limit=2&as_of={AT}")
+    assert r.status_code == 200, r.text
+    assert len(r.json()["facts"]) == 2
