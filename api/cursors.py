@@ -1,9 +1,10 @@
 """Opaque keyset cursors for every paged list of the API.
 
-A cursor says where a page ended and which read it belongs to: the list and its filters
-must stay the same, and ``as_of``/``known_at`` are pinned, so every page answers the
-same question even while writes go on. Lists never stop silently: a page that is not
-the last carries ``next_cursor``.
+A cursor says where a page ended and which read it belongs to: the tenant and the list
+it was issued for (another tenant's cursor, or one of another list, is a 422, not a page
+of a read it does not belong to), filters that stay the same, and ``as_of``/``known_at``
+pinned, so every page answers the same question even while writes go on. Lists never
+stop silently: a page that is not the last carries ``next_cursor``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from graph.model import instant_problem
 from graph.timeutil import format_instant, parse_instant, utcnow
 
 MAX_AFTER_PARTS = 4
+NOT_A_CURSOR = "not a cursor returned by this API"
+# Says neither which tenant nor which list the cursor was issued for.
+NOT_FOR_THIS = "not valid for this request: it was issued for another tenant or list"
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,17 @@ class Cursor:
     after: tuple[str, ...]  # the keyset position of the last row of the page ("" parts ok)
     as_of: datetime | None  # None: a read at any valid time
     known_at: datetime
-    filters: dict[str, str | None]  # the list and its filters
+    filters: dict[str, str | None]  # the list's filters
+    # What it was issued for: the tenant and the list ("facts", "history", ...). None only
+    # in a cursor of no such read (one issued before cursors carried them, or forged).
+    tenant: str | None = None
+    kind: str | None = None
 
     def encode(self) -> str:
         payload = {
             "v": 1,
+            "tenant": self.tenant,
+            "list": self.kind,
             "after": list(self.after),
             "as_of": None if self.as_of is None else format_instant(self.as_of),
             "known_at": format_instant(self.known_at),
@@ -47,6 +57,8 @@ class Cursor:
             after = data["after"]
             filters = data["filters"]
             as_of = data["as_of"]
+            tenant = data.get("tenant")
+            kind = data.get("list")
             ok = (
                 data.get("v") == 1
                 and isinstance(after, list)
@@ -55,6 +67,8 @@ class Cursor:
                 and isinstance(filters, dict)
                 and all(isinstance(v, str | None) for v in filters.values())
                 and isinstance(as_of, str | None)
+                and isinstance(tenant, str | None)
+                and isinstance(kind, str | None)
             )
             if not ok:
                 raise ValueError("unexpected cursor shape")
@@ -66,6 +80,8 @@ class Cursor:
                 as_of=None if as_of is None else _instant(as_of),
                 known_at=_instant(data["known_at"]),
                 filters={str(k): v for k, v in filters.items()},
+                tenant=tenant,
+                kind=kind,
             )
         except (
             SgamError,
@@ -75,7 +91,7 @@ class Cursor:
             RecursionError,  # JSON nested past the parser's stack
             binascii.Error,
         ):
-            raise invalid("not a cursor returned by this API", field="cursor") from None
+            raise invalid(NOT_A_CURSOR, field="cursor") from None
 
 
 def _instant(value: object) -> datetime:
@@ -101,13 +117,16 @@ class Position:
 def resume(
     cursor: str | None,
     *,
+    tenant: str,
+    kind: str,
     filters: dict[str, str | None],
     as_of: datetime | None,
     known_at: datetime | None,
     parts: int,
     pin_as_of: bool = True,
 ) -> Position:
-    """The position a request asks for; a cursor must belong to this very read.
+    """The position a request asks for; a cursor must belong to this very read: issued
+    for ``tenant``'s list ``kind``, with these filters and pins.
 
     ``pin_as_of`` is False for reads at any valid time (no ``as_of`` at all).
     """
@@ -119,12 +138,16 @@ def resume(
             known_at=known_at or now,
         )
     c = Cursor.decode(cursor)
+    if c.tenant is None or c.kind is None:  # every cursor this API issues names both
+        raise invalid(NOT_A_CURSOR, field="cursor")
+    if (c.tenant, c.kind) != (tenant, kind):
+        raise invalid(NOT_FOR_THIS, field="cursor")
     if c.filters != filters:
         raise invalid("the cursor belongs to a read with other filters", field="cursor")
     if (c.as_of is not None) != pin_as_of:  # a read at one valid time, or at any
-        raise invalid("not a cursor returned by this API", field="cursor")
+        raise invalid(NOT_A_CURSOR, field="cursor")
     if len(c.after) not in (0, parts):
-        raise invalid("not a cursor returned by this API", field="cursor")
+        raise invalid(NOT_A_CURSOR, field="cursor")
     for name, given, pinned in (("as_of", as_of, c.as_of), ("known_at", known_at, c.known_at)):
         if given is not None and given != pinned:
             shown = "none" if pinned is None else format_instant(pinned)
@@ -133,8 +156,18 @@ def resume(
 
 
 def next_cursor(
-    after: tuple[str, ...], *, position: Position, filters: dict[str, str | None]
+    after: tuple[str, ...],
+    *,
+    position: Position,
+    tenant: str,
+    kind: str,
+    filters: dict[str, str | None],
 ) -> str:
     return Cursor(
-        after=after, as_of=position.as_of, known_at=position.known_at, filters=filters
+        after=after,
+        as_of=position.as_of,
+        known_at=position.known_at,
+        filters=filters,
+        tenant=tenant,
+        kind=kind,
     ).encode()

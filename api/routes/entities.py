@@ -31,10 +31,18 @@ def get_entity(
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Facts per page")] = MAX_LIMIT,
     cursor: CursorParam = None,
 ) -> EntityPublic:
-    filters: dict[str, str | None] = {"list": "entity", "entity": entity_id}
+    filters: dict[str, str | None] = {"entity": entity_id}
     # The keyset: (phase, subject, predicate, fact_id); "in" with empty parts starts the
     # facts the entity is the object of.
-    at = resume(cursor, filters=filters, as_of=as_of, known_at=known_at, parts=4)
+    at = resume(
+        cursor,
+        tenant=tenant,
+        kind="entity",
+        filters=filters,
+        as_of=as_of,
+        known_at=known_at,
+        parts=4,
+    )
     incoming, after = False, None
     if at.after is not None:
         phase, subject, predicate, fact_id = at.after
@@ -56,7 +64,7 @@ def get_entity(
     if page.next is not None:
         more_incoming, last = page.next
         keyset = ("in" if more_incoming else "out", *(last or ("", "", "")))
-        nxt = next_cursor(keyset, position=at, filters=filters)
+        nxt = next_cursor(keyset, position=at, tenant=tenant, kind="entity", filters=filters)
     return EntityPublic.model_validate(
         {**page.entity.model_dump(), "facts": page.facts, "next_cursor": nxt}
     )

@@ -51,8 +51,17 @@ def _sourced(
     known_at: datetime | None = None,
 ) -> tuple[list[Fact], str | None]:
     """A page of the facts an episode sourced, and the cursor of the next page."""
-    filters: dict[str, str | None] = {"list": "episode", "episode": episode_id}
-    at = resume(cursor, filters=filters, as_of=None, known_at=known_at, parts=3, pin_as_of=False)
+    filters: dict[str, str | None] = {"episode": episode_id}
+    at = resume(
+        cursor,
+        tenant=tenant,
+        kind="episode",
+        filters=filters,
+        as_of=None,
+        known_at=known_at,
+        parts=3,
+        pin_as_of=False,
+    )
     after = (at.after[0], at.after[1], at.after[2]) if at.after else None
     facts, more = service.episode_facts_page(
         tenant_id=tenant, episode_id=episode_id, known_at=at.known_at, limit=limit, after=after
@@ -61,7 +70,7 @@ def _sourced(
         return facts, None
     last = facts[-1]
     keyset = (last.subject, last.predicate, last.fact_id)
-    return facts, next_cursor(keyset, position=at, filters=filters)
+    return facts, next_cursor(keyset, position=at, tenant=tenant, kind="episode", filters=filters)
 
 
 @router.post(

@@ -103,7 +103,15 @@ def facts_page(
         "object": object,
         "memory_type": memory_type,
     }
-    at = resume(cursor, filters=filters, as_of=as_of, known_at=known_at, parts=3)
+    at = resume(
+        cursor,
+        tenant=tenant,
+        kind="facts",
+        filters=filters,
+        as_of=as_of,
+        known_at=known_at,
+        parts=3,
+    )
     after = (at.after[0], at.after[1], at.after[2]) if at.after else None
     fetch = min(limit + 1, MAX_LIMIT)
     rows = service.facts(
@@ -123,7 +131,11 @@ def facts_page(
     if more and page:
         last = page[-1]
         nxt = next_cursor(
-            (last.subject, last.predicate, last.fact_id), position=at, filters=filters
+            (last.subject, last.predicate, last.fact_id),
+            position=at,
+            tenant=tenant,
+            kind="facts",
+            filters=filters,
         )
     return FactsPublic(facts=page, next_cursor=nxt)
 
@@ -169,12 +181,20 @@ def history_page(
     """One page of a timeline, and the cursor of the next (REST and MCP both call it)."""
     tenant = tenant_id
     filters: dict[str, str | None] = {
-        "list": "history",
         "subject": subject,
         "predicate": predicate,
         "object": object,
     }
-    at = resume(cursor, filters=filters, as_of=None, known_at=known_at, parts=2, pin_as_of=False)
+    at = resume(
+        cursor,
+        tenant=tenant,
+        kind="history",
+        filters=filters,
+        as_of=None,
+        known_at=known_at,
+        parts=2,
+        pin_as_of=False,
+    )
     after = None
     if at.after is not None:
         after = (parse_instant(at.after[0], field="cursor"), at.after[1])
@@ -192,5 +212,5 @@ def history_page(
     if len(rows) > limit:
         last = page[-1]
         keyset = (format_instant(last.valid_from), last.fact_id)
-        nxt = next_cursor(keyset, position=at, filters=filters)
+        nxt = next_cursor(keyset, position=at, tenant=tenant, kind="history", filters=filters)
     return FactHistory(facts=page, next_cursor=nxt)

@@ -46,10 +46,28 @@ FACTS_FILTERS = {"subject": None, "predicate": None, "object": None, "memory_typ
 NOW = "2026-06-02T00:00:00Z"
 
 
+# Stands for the tenant of the test: a forged cursor must pass the tenant and list check
+# so that the check it aims at is the one that refuses it.
+TENANT = "@TENANT@"
+
+
 def cursor_of(
-    after: list[str], *, filters: dict[str, Any], as_of: str | None = NOW, known_at: Any = NOW
+    after: list[str],
+    *,
+    kind: str = "facts",
+    filters: dict[str, Any],
+    as_of: str | None = NOW,
+    known_at: Any = NOW,
 ) -> dict[str, Any]:
-    return {"v": 1, "after": after, "as_of": as_of, "known_at": known_at, "filters": filters}
+    return {
+        "v": 1,
+        "tenant": TENANT,
+        "list": kind,
+        "after": after,
+        "as_of": as_of,
+        "known_at": known_at,
+        "filters": filters,
+    }
 
 
 FORGED = {
@@ -57,7 +75,8 @@ FORGED = {
     "lone surrogate": (
         "facts",
         forge(
-            b'{"v": 1, "after": ["\\ud800", "p", "f"], "as_of": "2026-06-02T00:00:00Z",'
+            b'{"v": 1, "tenant": "@TENANT@", "list": "facts",'
+            b' "after": ["\\ud800", "p", "f"], "as_of": "2026-06-02T00:00:00Z",'
             b' "known_at": "2026-06-02T00:00:00Z", "filters": {"subject": null,'
             b' "predicate": null, "object": null, "memory_type": null}}'
         ),
@@ -70,7 +89,8 @@ FORGED = {
         forge(
             cursor_of(
                 ["out", "mira", "city", "f_x"],
-                filters={"list": "entity", "entity": "mira"},
+                kind="entity",
+                filters={"entity": "mira"},
                 as_of=None,
             )
         ),
@@ -88,7 +108,10 @@ def test_a_forged_cursor_is_a_422_naming_the_cursor(
     api: TestClient, tenant: str, name: str
 ) -> None:
     seed(api, tenant)
-    path, cursor = FORGED[name]
+    path, template = FORGED[name]
+    cursor = forge(
+        base64.urlsafe_b64decode(template + "==").replace(TENANT.encode(), tenant.encode())
+    )
     r = api.get(f"/v1/tenants/{tenant}/{path}", params={"cursor": cursor})
     body = problem(r, 422)
     assert body["detail"] == "cursor: not a cursor returned by this API"

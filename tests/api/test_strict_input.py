@@ -3,10 +3,13 @@ writes nothing and is never a 500.
 
 - a number or boolean sent as a string (``"confidence": "1"``) was coerced;
 - a query parameter sent twice (``?subject=a&subject=b``) silently used one value;
+- a paging cursor of one tenant (or list) presented by another answered an empty page;
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -195,3 +198,94 @@ def test_parameters_sent_once_each_still_page(api: TestClient, tenant: str) -> N
     r = api.get(f"/v1/tenants/{tenant}/facts?subject=mira&limit=2&as_of={AT}")
     assert r.status_code == 200, r.text
     assert len(r.json()["facts"]) == 2
+
+
+# -- 3. a cursor belongs to its tenant and its list ---------------------------------------
+NOT_FOR_THIS = "not valid for this request: it was issued for another tenant or list"
+
+
+def seed_pages(api: TestClient, tenant: str) -> None:
+    """Every paged list of the tenant has a second page at limit=1."""
+    seed(api, tenant)
+    later = fact("mira", "city", value="Lyon", valid_from="2026-06-05T00:00:00Z")
+    r = api.post(f"/v1/tenants/{tenant}/facts", json={"facts": [later]})
+    assert r.status_code == 201, r.text
+
+
+# (path, query) of each list answering next_cursor, at one item a page.
+LISTS = {
+    "facts": ("facts", {"subject": "mira", "limit": 1}),
+    "history": ("facts/history", {"subject": "mira", "predicate": "city", "limit": 1}),
+    "entity": ("entities/mira", {"limit": 1}),
+    "episode": ("episodes/e1", {"limit": 1}),
+}
+
+
+def first_cursor(api: TestClient, tenant: str, name: str) -> str:
+    path, query = LISTS[name]
+    r = api.get(f"/v1/tenants/{tenant}/{path}", params=query)
+    assert r.status_code == 200, r.text
+    cursor: str = r.json()["next_cursor"]
+    assert cursor
+    return cursor
+
+
+def page(api: TestClient, tenant: str, name: str, cursor: str) -> Any:
+    path, query = LISTS[name]
+    return api.get(f"/v1/tenants/{tenant}/{path}", params={**query, "cursor": cursor})
+
+
+@pytest.mark.parametrize("name", sorted(LISTS))
+def test_a_cursor_of_another_tenant_is_a_422_and_reveals_nothing(
+    api: TestClient, tenant: str, other_tenant: str, name: str
+) -> None:
+    seed_pages(api, tenant)
+    seed_pages(api, other_tenant)  # the same ids and filters: only the tenant differs
+    theirs = first_cursor(api, other_tenant, name)
+    body = problem(page(api, tenant, name, theirs), 422)
+    assert body["errors"] == [{"reason": NOT_FOR_THIS, "field": "cursor"}]
+    assert body["detail"] == f"cursor: {NOT_FOR_THIS}"
+    assert other_tenant not in json.dumps(body)
+    # It still pages for the tenant it was issued for.
+    r = page(api, other_tenant, name, theirs)
+    assert r.status_code == 200, r.text
+    assert r.json()["facts"]
+
+
+@pytest.mark.parametrize(
+    ("issued", "presented"),
+    [("facts", "history"), ("history", "facts"), ("entity", "episode"), ("episode", "entity")],
+)
+def test_a_cursor_of_another_list_is_a_422_naming_it(
+    api: TestClient, tenant: str, issued: str, presented: str
+) -> None:
+    seed_pages(api, tenant)
+    cursor = first_cursor(api, tenant, issued)
+    body = problem(page(api, tenant, presented, cursor), 422)
+    assert body["errors"] == [{"reason": NOT_FOR_THIS, "field": "cursor"}]
+
+
+def test_a_cursor_without_its_tenant_is_not_a_cursor_of_this_api(
+    api: TestClient, tenant: str
+) -> None:
+    seed_pages(api, tenant)
+    cursor = first_cursor(api, tenant, "facts")
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert data["tenant"] == tenant
+    del data["tenant"]
+    unbound = base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    body = problem(page(api, tenant, "facts", unbound), 422)
+    assert body["errors"] == [{"reason": "not a cursor returned by this API", "field": "cursor"}]
+
+
+def test_an_entity_cursor_of_this_tenant_without_as_of_is_not_a_cursor(
+    api: TestClient, tenant: str
+) -> None:
+    """The shape checks still run on a cursor bound to the right tenant and list."""
+    seed_pages(api, tenant)
+    cursor = first_cursor(api, tenant, "entity")
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    data["as_of"] = None
+    forged = base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+    body = problem(page(api, tenant, "entity", forged), 422)
+    assert body["errors"] == [{"reason": "not a cursor returned by this API", "field": "cursor"}]
