@@ -1,10 +1,15 @@
 // name: facts.by_predicate
 // params: tenant_id, predicate, memory_type, source_episode_id, as_of, known_at, after, limit
 // mode: read
-// Facts of one predicate across the tenant (index on FACT(tenant_id, predicate)).
-MATCH ()-[r:FACT {tenant_id: $tenant_id, predicate: $predicate}]->()
-USING INDEX r:FACT(tenant_id, predicate)
-WHERE true
+// Facts of one predicate across the tenant, a page at a time: read in the order of
+// fact_predicate_subject (tenant_id, predicate, subject, fact_id) from the cursor's
+// subject on, until the page fills. The equality properties lead the ORDER BY so that
+// the planner reads the index's order; by fact_predicate every version of the predicate
+// was read and sorted for each page.
+MATCH ()-[r:FACT]->()
+USING INDEX r:FACT(tenant_id, predicate, subject, fact_id)
+WHERE r.tenant_id = $tenant_id AND r.predicate = $predicate
+  AND r.subject >= coalesce($after[0], '') AND r.fact_id IS NOT NULL
   AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
   AND ($as_of IS NULL OR (r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)))
   AND ($memory_type IS NULL OR r.memory_type = $memory_type)
@@ -14,5 +19,5 @@ WHERE true
        OR (r.subject = $after[0] AND (r.predicate > $after[1]
            OR (r.predicate = $after[1] AND r.fact_id > $after[2]))))
 // include: fact_projection
-ORDER BY r.subject, r.predicate, r.fact_id
+ORDER BY r.tenant_id, r.predicate, r.subject, r.fact_id
 LIMIT $limit

@@ -1,11 +1,13 @@
 // name: queue.candidates_list
-// params: tenant_id, status, episode_id, limit
+// params: tenant_id, status, limit
 // mode: read
-MATCH (k:ExtractionCandidate {tenant_id: $tenant_id})
-USING INDEX k:ExtractionCandidate(tenant_id, status)
-WHERE k.status IS NOT NULL
-  AND ($status IS NULL OR k.status = $status)
-  AND ($episode_id IS NULL OR k.episode_id = $episode_id)
+// The tenant's candidates of one status, oldest first: the first rows of
+// extraction_candidate_created_status in its order (the equality properties lead the
+// ORDER BY so that the planner reads the index's order), not every candidate sorted.
+MATCH (k:ExtractionCandidate)
+USING INDEX k:ExtractionCandidate(tenant_id, status, created_at, candidate_id)
+WHERE k.tenant_id = $tenant_id AND k.status = $status
+  AND k.created_at IS NOT NULL AND k.candidate_id IS NOT NULL
 RETURN properties(k) AS candidate
-ORDER BY k.created_at, k.candidate_id
+ORDER BY k.tenant_id, k.status, k.created_at, k.candidate_id
 LIMIT $limit

@@ -28,4 +28,20 @@ CREATE INDEX extraction_candidate_status IF NOT EXISTS
 FOR (k:ExtractionCandidate) ON (k.tenant_id, k.status);
 CREATE INDEX merge_candidate_status IF NOT EXISTS
 FOR (m:MergeCandidate) ON (m.tenant_id, m.status);
+// The review lists, oldest first, read in these indexes' order (queue.candidates_list,
+// queue.merge_list and their _all forms): a page, not every candidate of the tenant sorted.
+CREATE INDEX extraction_candidate_created_status IF NOT EXISTS
+FOR (k:ExtractionCandidate) ON (k.tenant_id, k.status, k.created_at, k.candidate_id);
+CREATE INDEX extraction_candidate_created IF NOT EXISTS
+FOR (k:ExtractionCandidate) ON (k.tenant_id, k.created_at, k.candidate_id);
+CREATE INDEX merge_candidate_created_status IF NOT EXISTS
+FOR (m:MergeCandidate) ON (m.tenant_id, m.status, m.created_at, m.candidate_id);
+CREATE INDEX merge_candidate_created IF NOT EXISTS
+FOR (m:MergeCandidate) ON (m.tenant_id, m.created_at, m.candidate_id);
+// The entity catalog, newest first (queue.entity_catalog, and by type). The first is
+// search.setup's too (a no-op there): the catalog names it in a hint.
+CREATE INDEX search_entity_created IF NOT EXISTS
+FOR (e:Entity) ON (e.tenant_id, e.created_at);
+CREATE INDEX entity_type_created IF NOT EXISTS
+FOR (e:Entity) ON (e.tenant_id, e.entity_type, e.created_at);
 CALL db.awaitIndexes(300)

@@ -31,6 +31,10 @@ FOR ()-[r:FACT]-() REQUIRE r.open_key IS UNIQUE;
 // Range indexes for the lookups the store makes.
 CREATE INDEX fact_predicate IF NOT EXISTS
 FOR ()-[r:FACT]-() ON (r.tenant_id, r.predicate);
+// GET /facts?predicate= without a subject or object (facts.by_predicate), a page read in
+// this index's order from the cursor on.
+CREATE INDEX fact_predicate_subject IF NOT EXISTS
+FOR ()-[r:FACT]-() ON (r.tenant_id, r.predicate, r.subject, r.fact_id);
 CREATE INDEX fact_timeline IF NOT EXISTS
 FOR ()-[r:FACT]-() ON (r.tenant_id, r.timeline_key);
 CREATE INDEX fact_source IF NOT EXISTS

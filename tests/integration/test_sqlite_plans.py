@@ -118,12 +118,14 @@ WHOLE_BY_DESIGN = {
     r" ORDER BY (entity_id|episode_id|episode_id, entity_id) LIMIT \d+$": (
         "export pages of entities, episodes, mentions (primary key order, by cursor)"
     ),
-    # The entity catalog's first page (and a page of some types): the tenant's entities in
-    # entities_created's order, newest first, until the page fills. Later pages seek.
-    rf"^SELECT \* FROM entities WHERE tenant_id = {_V}(?: AND entity_type IN \(SELECT value"
-    rf" FROM json_each\({_V}\)\))? ORDER BY created_at DESC, entity_id LIMIT \d+$": (
-        "the entity catalog's first page, in index order"
-    ),
+    # The entity catalog's first page: the tenant's first entities in entities_created's
+    # order, newest first. Later pages seek; a page of some types seeks each type.
+    rf"^SELECT \* FROM entities WHERE tenant_id = {_V} ORDER BY created_at DESC, entity_id"
+    r" LIMIT \d+$": "the entity catalog's first page, in index order",
+    # The review lists without a status: the tenant's first candidates in the order of
+    # their created index, oldest first (the API answers this one page).
+    rf"^SELECT \* FROM (extraction|merge)_candidates WHERE tenant_id = {_V} ORDER BY"
+    r" created_at, candidate_id LIMIT \d+$": "a review list without a status, in index order",
     # The first export page of versions and of ledger entries (no cursor yet): the first
     # rows of the tenant in the timeline index's order. The pages after it must seek.
     rf"FROM (facts|assertions) WHERE tenant_id = {_V} ORDER BY timeline_key,"
@@ -138,12 +140,6 @@ KNOWN_WHOLE = {
     # the differential test found, so it walks the tenant's versions again.
     r"EXISTS \(SELECT 1 FROM json_each\(sources_json\) WHERE value = ": (
         "facts citing an episode (sources, no index)"
-    ),
-    # Review lists without a status: ordered by created_at, which no index of theirs
-    # holds after tenant_id alone.
-    r"^SELECT \* FROM (extraction|merge)_candidates WHERE tenant_id = {_V}"
-    r"(?: AND episode_id = {_V})? ORDER BY created_at".replace("{_V}", _V): (
-        "review lists without a status filter, sorted whole"
     ),
 }
 _EXEMPT = [re.compile(k) for k in (*WHOLE_BY_DESIGN, *KNOWN_WHOLE)]
@@ -426,6 +422,15 @@ def test_fact_reads_seek_what_they_name(
         svc.facts(tenant_id=tenant, subject="ada", known_at=datetime.now(UTC) - timedelta(1))
         svc.facts(tenant_id=tenant, object="eve")
         svc.facts(tenant_id=tenant, predicate="lives_in", subject="bob")
+        # A predicate across the tenant (GET /facts?predicate=), a page at a time.
+        by_predicate = svc.facts(tenant_id=tenant, predicate="lives_in", limit=2)
+        svc.facts(
+            tenant_id=tenant,
+            predicate="lives_in",
+            limit=2,
+            after=(by_predicate[-1].subject, by_predicate[-1].predicate, by_predicate[-1].fact_id),
+        )
+        svc.facts(tenant_id=tenant, predicate="knows", memory_type="semantic", as_of=at(3))
         page = svc.facts(tenant_id=tenant, subject="ada", limit=1)
         last = page[-1]
         svc.facts(
@@ -581,6 +586,8 @@ def test_the_extraction_queue_and_review_lists_seek(
             tenant_id=tenant, status=CandidateStatus.PENDING, episode_id=None, limit=10
         )
         q.candidates(tenant_id=tenant, status=None, episode_id="x-0", limit=10)
+        q.candidates(tenant_id=tenant, status=None, episode_id=None, limit=10)
+        q.candidates(tenant_id=tenant, status=CandidateStatus.PENDING, episode_id="x-0", limit=10)
         assert held
         confirm_candidate(svc, tenant_id=tenant, candidate_id=held[0].candidate_id)
         q.add_merge_candidates(
@@ -607,6 +614,11 @@ def test_the_extraction_queue_and_review_lists_seek(
         q.entity_catalog(tenant_id=tenant, entity_types=None, limit=10)
         q.entity_catalog(
             tenant_id=tenant, entity_types={"Person"}, limit=1, after=(datetime.now(UTC), "a")
+        )
+        q.entity_catalog(tenant_id=tenant, entity_types={"Person"}, limit=1)
+        q.entity_catalog(tenant_id=tenant, entity_types={"Person", "Entity"}, limit=2)
+        q.entity_catalog(
+            tenant_id=tenant, entity_types=None, limit=1, after=(datetime.now(UTC), "a")
         )
         q.session_entities(tenant_id=tenant, session_id="s2", limit=10)
     assert_seeks(sqlite_store, sql)

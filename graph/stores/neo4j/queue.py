@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Collection, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from graph.model import Entity, Episode
@@ -39,6 +39,8 @@ _SUPPORTING = [
 # Two workers that picked the same episode: the loser looks again, a few times.
 _CLAIM_TRIES = 3
 _setup_lock = threading.Lock()
+# The entity catalog's first page: a cursor after every entity (newest first).
+_AFTER_EVERY_ENTITY = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
 class Neo4jQueue:
@@ -251,16 +253,19 @@ class Neo4jQueue:
         episode_id: str | None,
         limit: int,
     ) -> list[PendingCandidate]:
-        rows = self._q(
-            "queue.candidates_list",
-            {
-                "tenant_id": tenant_id,
-                "status": None if status is None else status.value,
-                "episode_id": episode_id,
-                "limit": limit,
-            },
-        )
-        return [candidate_from_props(r["candidate"]) for r in rows]
+        # Each case in the order of its own index (queue.setup): an episode's candidates
+        # sought and sorted, a status's or the tenant's read in order, a page at a time.
+        params: dict[str, Any] = {"tenant_id": tenant_id, "limit": limit}
+        if episode_id is not None:
+            name = "queue.candidates_list_episode"
+            params["episode_id"] = episode_id
+            params["status"] = None if status is None else status.value
+        elif status is not None:
+            name = "queue.candidates_list"
+            params["status"] = status.value
+        else:
+            name = "queue.candidates_list_all"
+        return [candidate_from_props(r["candidate"]) for r in self._q(name, params)]
 
     def candidate(self, *, tenant_id: str, candidate_id: str) -> PendingCandidate | None:
         rows = self._q(
@@ -302,14 +307,9 @@ class Neo4jQueue:
     def merge_candidates(
         self, *, tenant_id: str, status: MergeStatus | None, limit: int
     ) -> list[MergeCandidate]:
-        rows = self._q(
-            "queue.merge_list",
-            {
-                "tenant_id": tenant_id,
-                "status": None if status is None else status.value,
-                "limit": limit,
-            },
-        )
+        name = "queue.merge_list_all" if status is None else "queue.merge_list"
+        params = {"tenant_id": tenant_id, "limit": limit}
+        rows = self._q(name, params if status is None else {**params, "status": status.value})
         return [merge_from_props(r["candidate"]) for r in rows]
 
     def merge_candidate(self, *, tenant_id: str, candidate_id: str) -> MergeCandidate | None:
@@ -339,16 +339,19 @@ class Neo4jQueue:
         limit: int,
         after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
-        rows = self._q(
-            "queue.entity_catalog",
-            {
-                "tenant_id": tenant_id,
-                "entity_types": None if entity_types is None else sorted(entity_types),
-                "limit": limit,
-                "after_at": None if after is None else to_neo(after[0]),
-                "after_id": None if after is None else after[1],
-            },
-        )
+        # The first page starts after every entity: the cursor is the index seek's bound.
+        at, after_id = after if after is not None else (_AFTER_EVERY_ENTITY, "")
+        params: dict[str, Any] = {
+            "tenant_id": tenant_id,
+            "limit": limit,
+            "after_at": to_neo(at),
+            "after_id": after_id,
+        }
+        if entity_types is None:
+            rows = self._q("queue.entity_catalog", params)
+        else:
+            params["entity_types"] = sorted(entity_types)
+            rows = self._q("queue.entity_catalog_types", params)
         return [entity_from_props(tenant_id, r["entity"]) for r in rows]
 
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:

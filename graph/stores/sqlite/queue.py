@@ -9,6 +9,7 @@ not move an episode that someone else moved first.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
@@ -41,6 +42,10 @@ CREATE INDEX IF NOT EXISTS extraction_candidates_statement
   ON extraction_candidates (tenant_id, statement_key, status);
 CREATE INDEX IF NOT EXISTS extraction_candidates_status
   ON extraction_candidates (tenant_id, status, created_at);
+-- The review list without a status (oldest first) reads its page from here; it sorted
+-- every candidate of the tenant. One entry per held candidate.
+CREATE INDEX IF NOT EXISTS extraction_candidates_created
+  ON extraction_candidates (tenant_id, created_at, candidate_id);
 CREATE TABLE IF NOT EXISTS merge_candidates (
   tenant_id TEXT NOT NULL, candidate_id TEXT NOT NULL, entity_id TEXT NOT NULL,
   name TEXT NOT NULL, existing_entity_id TEXT NOT NULL, entity_type TEXT NOT NULL,
@@ -51,6 +56,8 @@ CREATE TABLE IF NOT EXISTS merge_candidates (
 );
 CREATE INDEX IF NOT EXISTS merge_candidates_status
   ON merge_candidates (tenant_id, status, created_at);
+CREATE INDEX IF NOT EXISTS merge_candidates_created
+  ON merge_candidates (tenant_id, created_at, candidate_id);
 """
 
 # Which episodes this worker can do: with a model every one; without, those that need
@@ -322,15 +329,26 @@ class SqliteQueue:
         episode_id: str | None,
         limit: int,
     ) -> list[PendingCandidate]:
+        # The oldest first. Each case reads in the order of its own index; the unary +
+        # keeps the order (or the status) off the index that the planner would otherwise
+        # prefer and walk, checking every candidate of the tenant (or of the status).
         sql = "SELECT * FROM extraction_candidates WHERE tenant_id = ?"
         params: list[Any] = [tenant_id]
-        if status is not None:
-            sql += " AND status = ?"
-            params.append(status.value)
         if episode_id is not None:
+            # An episode's own candidates (one model answer's at most), sought and sorted.
             sql += " AND episode_id = ?"
             params.append(episode_id)
-        sql += " ORDER BY created_at, candidate_id LIMIT ?"
+            if status is not None:
+                sql += " AND +status = ?"
+                params.append(status.value)
+            order = "+created_at, candidate_id"
+        elif status is not None:  # extraction_candidates_status
+            sql += " AND status = ?"
+            params.append(status.value)
+            order = "created_at, +candidate_id"
+        else:  # the first rows of extraction_candidates_created
+            order = "created_at, candidate_id"
+        sql += f" ORDER BY {order} LIMIT ?"
         params.append(limit)
         return [candidate_from_row(r) for r in self.conn.read(sql, params)]
 
@@ -374,12 +392,16 @@ class SqliteQueue:
     def merge_candidates(
         self, *, tenant_id: str, status: MergeStatus | None, limit: int
     ) -> list[MergeCandidate]:
+        # As the review list: merge_candidates_created without a status, the status
+        # index with one (the unary + keeps the order off merge_candidates_created).
         sql = "SELECT * FROM merge_candidates WHERE tenant_id = ?"
         params: list[Any] = [tenant_id]
+        order = "created_at, candidate_id"
         if status is not None:
             sql += " AND status = ?"
             params.append(status.value)
-        sql += " ORDER BY created_at, candidate_id LIMIT ?"
+            order = "created_at, +candidate_id"
+        sql += f" ORDER BY {order} LIMIT ?"
         params.append(limit)
         return [merge_from_row(r) for r in self.conn.read(sql, params)]
 
@@ -410,21 +432,44 @@ class SqliteQueue:
         limit: int,
         after: tuple[datetime, str] | None = None,
     ) -> list[Entity]:
+        if entity_types is None:
+            rows = self._catalog_page(tenant_id, None, limit, after)
+        else:
+            # A page of each type (entities_type_created), merged here: one seek per type,
+            # where a filter on entities_created walked the tenant's entities until the
+            # page filled, all of them for a type with fewer than a page left.
+            rows = [
+                r
+                for t in sorted(entity_types)
+                for r in self._catalog_page(tenant_id, t, limit, after)
+            ]
+            rows.sort(key=lambda r: r["entity_id"])
+            rows.sort(key=lambda r: r["created_at"], reverse=True)  # stable: ties by id
+            del rows[limit:]
+        # Read for every model-extracted episode: rows this store wrote are built without
+        # re-validation.
+        return [entity_unchecked(r) for r in rows]
+
+    def _catalog_page(
+        self,
+        tenant_id: str,
+        entity_type: str | None,
+        limit: int,
+        after: tuple[datetime, str] | None,
+    ) -> list[sqlite3.Row]:
         sql = "SELECT * FROM entities WHERE tenant_id = ?"
         params: list[Any] = [tenant_id]
-        if entity_types is not None:
-            sql += " AND entity_type IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(sorted(entity_types)))
+        if entity_type is not None:
+            sql += " AND entity_type = ?"
+            params.append(entity_type)
         if after is not None:  # keyset: after (created_at descending, entity_id)
-            # The bound on created_at alone lets the page seek entities_created.
+            # The bound on created_at alone lets the page seek the index.
             at = to_db(after[0])
             sql += " AND created_at <= ? AND (created_at < ? OR entity_id > ?)"
             params += [at, at, after[1]]
         sql += " ORDER BY created_at DESC, entity_id LIMIT ?"
         params.append(limit)
-        # Read for every model-extracted episode: rows this store wrote are built without
-        # re-validation.
-        return [entity_unchecked(r) for r in self.conn.read(sql, params)]
+        return self.conn.read(sql, params)
 
     def add_entity_alias(self, *, tenant_id: str, entity_id: str, alias: str) -> bool:
         with self.conn.write() as c:

@@ -67,6 +67,9 @@ CREATE TABLE IF NOT EXISTS entities (
 -- The entity catalog (extraction's resolution, newest first) pages by it: without it each
 -- page sorted every entity of the tenant (139 ms at 102,000). One entry per new entity.
 CREATE INDEX IF NOT EXISTS entities_created ON entities (tenant_id, created_at);
+-- The catalog of some entity types: a page of each type, where a filter on entities_created
+-- walked the tenant's entities until the page filled (all of them for a rare type).
+CREATE INDEX IF NOT EXISTS entities_type_created ON entities (tenant_id, entity_type, created_at);
 CREATE TABLE IF NOT EXISTS episodes (
   tenant_id TEXT NOT NULL, episode_id TEXT NOT NULL, kind TEXT NOT NULL, source TEXT,
   content_json TEXT NOT NULL, content_hash TEXT NOT NULL, occurred_at TEXT NOT NULL,
@@ -119,6 +122,11 @@ CREATE INDEX IF NOT EXISTS facts_timeline_current
   ON facts (tenant_id, timeline_key) WHERE retired_at IS NULL;
 CREATE INDEX IF NOT EXISTS facts_subject ON facts (tenant_id, subject, predicate, valid_from);
 CREATE INDEX IF NOT EXISTS facts_object ON facts (tenant_id, object) WHERE object IS NOT NULL;
+-- GET /facts?predicate= without a subject (or object), in its page order: without it each
+-- page walked facts_subject, every version of the tenant, for a predicate with few facts.
+-- Every version, not only current ones: a page reads the versions known at the first
+-- page's known_at, which holds those retired since. One entry per version written.
+CREATE INDEX IF NOT EXISTS facts_predicate ON facts (tenant_id, predicate, subject, fact_id);
 -- The tenant's system clock (graph.port.LedgerTx.system_time): the last instant recorded.
 CREATE TABLE IF NOT EXISTS system_clock (
   tenant_id TEXT PRIMARY KEY, last_recorded_at TEXT NOT NULL
@@ -567,6 +575,10 @@ class SqliteStore:
         if query.after is not None:
             where.append(f"({sort}subject, predicate, fact_id) > (:a_s, :a_p, :a_f)")
             params.update(a_s=query.after[0], a_p=query.after[1], a_f=query.after[2])
+            if query.subject is None and query.object is None and query.after[1] == query.predicate:
+                # The same bound in facts_predicate's columns (the predicate is fixed): the
+                # page seeks where the last one stopped.
+                where.append("(subject, fact_id) > (:a_s, :a_f)")
         sql = (
             f"SELECT {FACT_COLUMNS} FROM facts WHERE {' AND '.join(where)}"  # noqa: S608
             f" ORDER BY {sort}subject, predicate, fact_id LIMIT :limit"
