@@ -223,6 +223,16 @@ def _with_service(route: Callable[..., Any]) -> Callable[[LocalClient, Call[Any]
     return handle
 
 
+def _retry(c: LocalClient, call: Call[Any], a: Args) -> Any:
+    # The route's extractor is a dependency: here, the local context's.
+    return extraction.retry(
+        tenant=a["tenant"],
+        episode_id=a["episode_id"],
+        service=c.ctx.service,
+        extractor=c.ctx.extractor,
+    )
+
+
 def _metrics(c: LocalClient, call: Call[Any], a: Args) -> Any:
     return c.ctx.metrics.render().decode()
 
@@ -231,7 +241,7 @@ HANDLERS: dict[str, Callable[[LocalClient, Call[Any], Args], Any]] = {
     "create_episode": _create_episode,
     "get_episode": _with_service(episodes.get_episode),
     "delete_episode": _with_service(episodes.delete_episode),
-    "retry_episode": _with_service(extraction.retry),
+    "retry_episode": _retry,
     "write_facts": _write_facts,
     "retract_fact": _retract_fact,
     "facts": _with_service(facts_routes.read_facts),

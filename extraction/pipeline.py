@@ -375,14 +375,27 @@ def on_episode_created(
     )
 
 
-def retry_episode(service: MemoryService, *, tenant_id: str, episode_id: str) -> Episode:
+def retry_episode(
+    service: MemoryService, *, tenant_id: str, episode_id: str, model: bool = True
+) -> Episode:
     """Queue an episode again (failed, stored or extracted); attempts start from zero.
-    It is marked for the workers that can do it (a model, unless a mapping matches now)."""
+    It is marked for the workers that can do it (a model, unless a mapping matches now).
+
+    ``model`` says whether this deployment has a model (the API passes whether an
+    extractor is configured): without one, an episode that no mapping matches is a 422,
+    as ``extract=background`` is, instead of a queued episode no worker ever claims.
+    """
     queue = service.store.queue
     stored = service.store.get_episode(tenant_id=tenant_id, episode_id=episode_id)
     needs = None
     if stored is not None:
         needs = not mapped_event(service.schema(tenant_id=tenant_id), stored)
+        if needs and not model:
+            raise invalid(
+                "a retry needs an extractor: no model is configured (SGAM_LLM_BASE_URL, "
+                "SGAM_LLM_MODEL) and no event mapping of the schema matches this episode",
+                field="episode_id",
+            )
     queued = queue.enqueue(
         tenant_id=tenant_id,
         episode_id=episode_id,

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.deps import ServiceDep, TenantDep
+from api.deps import ExtractorDep, ServiceDep, TenantDep
 from api.routes.common import TENANT_PROBLEMS, problems
 from extraction import confirm_candidate, decide_merge_candidate, reject_candidate, retry_episode
 from graph.errors import NotFoundError
@@ -45,8 +45,12 @@ class MergeCandidatesPublic(BaseModel):
     summary="Queue a failed (or stored, or extracted) episode for extraction again",
     responses=problems(409),
 )
-def retry(tenant: TenantDep, episode_id: str, service: ServiceDep) -> Episode:
-    return retry_episode(service, tenant_id=tenant, episode_id=episode_id)
+def retry(
+    tenant: TenantDep, episode_id: str, service: ServiceDep, extractor: ExtractorDep
+) -> Episode:
+    return retry_episode(
+        service, tenant_id=tenant, episode_id=episode_id, model=extractor is not None
+    )
 
 
 @router.get(

@@ -151,10 +151,11 @@ def test_every_method(sgam: SyncClient, tenant: str) -> None:
     assert stored.version == 1
     assert sgam.get_schema(tenant).version == 1
     assert sgam.get_episode(tenant, "e1").facts
-    queued = sgam.retry_episode(tenant, "e1")
-    assert (queued.episode_id, queued.status.value) == ("e1", "pending")
-    with pytest.raises(SgamConflict, match="already queued"):
+    # No model and no event mapping: nothing could extract e1 again (its 202 and 409 are
+    # in test_extraction_api.py).
+    with pytest.raises(SgamBadRequest, match="a retry needs an extractor"):
         sgam.retry_episode(tenant, "e1")
+    assert sgam.get_episode(tenant, "e1").status.value == "stored"
     deleted = sgam.delete_episode(tenant, "e1")
     assert (deleted.episode_id, deleted.facts_removed) == ("e1", 2)
     assert sgam.facts(tenant, subject="mira").facts == []
@@ -335,7 +336,8 @@ def test_async_client_over_http(server: str, tenant: str) -> None:
             assert [(f.value, f.valid_to) for f in hist.facts] == [("Lyon", end)]
             assert (await sgam.put_schema(tenant, MemorySchema())).version == 1
             assert (await sgam.get_schema(tenant)).version == 1
-            assert (await sgam.retry_episode(tenant, "e1")).status.value == "pending"
+            with pytest.raises(SgamBadRequest, match="a retry needs an extractor"):
+                await sgam.retry_episode(tenant, "e1")  # no model, no mapping
             assert len((await sgam.get_episode(tenant, "e1")).facts) == 3
             assert (await sgam.candidates(tenant)).candidates == []
             assert (await sgam.merge_candidates(tenant)).merge_candidates == []

@@ -34,8 +34,9 @@ def with_extraction(app: FastAPI) -> FastAPI:
 
 
 @pytest.fixture
-def api(make_app: AppFactory) -> Iterator[tuple[TestClient, MemoryService]]:
-    app = with_extraction(make_app(workers=0))  # no served workers: the test drives the queue
+def api(make_app: AppFactory, llm: LoopbackLLM) -> Iterator[tuple[TestClient, MemoryService]]:
+    # A model configured (a retry needs one), no served workers: the test drives the queue.
+    app = with_extraction(make_app(workers=0, llm_base_url=llm.base_url, llm_model="loopback"))
     with TestClient(app) as c:
         yield c, app.state.ctx.service
 
@@ -66,6 +67,49 @@ def test_failed_episode_is_visible_and_retried_over_http(
     body = problem(client.post(f"/v1/tenants/{tenant}/episodes/e1/retry"), 409)
     assert "already queued" in body["detail"]
     problem(client.post(f"/v1/tenants/{tenant}/episodes/nope/retry"), 404)
+
+
+def test_a_retry_that_nothing_could_extract_is_a_422_and_queues_nothing(
+    make_app: AppFactory, tenant: str
+) -> None:
+    """Without a model, an episode no event mapping matches would be queued for a worker
+    that never comes (it stayed pending for good); one a mapping matches is retried."""
+    app = with_extraction(make_app(workers=0))
+    with TestClient(app) as client:
+        text = {"episode_id": "e1", "content": "Mira moved.", "occurred_at": "2026-06-01T09:00:00Z"}
+        event = {
+            "episode_id": "e2",
+            "kind": "event",
+            "content": {"type": "customer.tier_changed", "customer_id": "c1", "tier": "gold"},
+            "occurred_at": "2026-06-01T09:00:00Z",
+            "extract": "none",
+        }
+        schema = {
+            "event_mappings": [
+                {
+                    "event_type": "customer.tier_changed",
+                    "subject": {"field": "customer_id", "type": "Customer"},
+                    "facts": [{"predicate": "tier", "value_field": "tier"}],
+                }
+            ]
+        }
+        base = f"/v1/tenants/{tenant}"
+        for body in (text, event):
+            r = client.post(f"{base}/episodes", json=body)
+            assert r.status_code == 201, r.text
+        assert client.put(f"{base}/schema", json=schema).status_code in (200, 201)
+        body = problem(client.post(f"{base}/episodes/e1/retry"), 422)
+        reason = (
+            "a retry needs an extractor: no model is configured (SGAM_LLM_BASE_URL, "
+            "SGAM_LLM_MODEL) and no event mapping of the schema matches this episode"
+        )
+        assert body["errors"] == [{"reason": reason, "field": "episode_id"}]
+        got = client.get(f"{base}/episodes/e1").json()
+        assert (got["status"], got["attempts"]) == ("stored", 0)  # nothing queued
+        r = client.post(f"{base}/episodes/e2/retry")  # the mapping can: no model needed
+        assert r.status_code == 202, r.text
+        assert r.json()["status"] == "pending"
+        problem(client.post(f"{base}/episodes/nope/retry"), 404)
 
 
 def test_pending_candidates_are_listed_confirmed_and_rejected(
