@@ -13,9 +13,12 @@ Forgetting entity E, inside one store transaction:
 3. every version about E at every system time, its mentions, the review candidates that
    name it (or cite a deleted episode), and the entity itself are deleted.
 
-A dry run does all of it and rolls the transaction back, so its counts are exactly what a
-real run would delete. Counts compare the touched timelines before and after: a version,
-an assertion or a fact id that no longer exists there went.
+A dry run does all of it too, on a :class:`Preview`: the same steps over one snapshot of
+the store (a read transaction, :class:`EraseReads`), their changes kept in memory, so its
+counts are exactly what a real run would delete, and it takes no write lock (on SQLite the
+one writer lock, which every tenant's writes wait for). Counts compare the touched
+timelines before and after: a version, an assertion or a fact id that no longer exists
+there went.
 """
 
 from __future__ import annotations
@@ -26,13 +29,13 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel
 
 from graph import ledger
 from graph.errors import NotFoundError, TransientStoreError, invalid
-from graph.model import MemoryDelta
+from graph.model import Entity, Episode, Fact, MemoryDelta
 from graph.port import LedgerTx
 from graph.temporal import Assertion, diff, fold
 from graph.timeutil import CLOCK
@@ -160,16 +163,261 @@ def erasable(store: object) -> ErasableStore:
     return store
 
 
+class EraseReads(Protocol):
+    """The reads a forget dry run plans with, all on one snapshot of the store (one read
+    transaction): :class:`Preview` replays :func:`forget_entity` over them."""
+
+    def entities(self, *, tenant_id: str, entity_ids: set[str]) -> dict[str, Entity]: ...
+
+    def episodes_occurred_at(
+        self, *, tenant_id: str, episode_ids: set[str]
+    ) -> dict[str, datetime]: ...
+
+    def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]: ...
+
+    def entity_timelines(self, *, tenant_id: str, entity_id: str) -> dict[str, set[str]]: ...
+
+    def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]: ...
+
+    def timeline_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+        """Every version (any system time) of each timeline, by key."""
+
+    def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]: ...
+
+    def candidates(self, *, tenant_id: str) -> list[HeldCandidate]: ...
+
+    def merges(self, *, tenant_id: str) -> list[HeldMerge]: ...
+
+
+class OnSnapshot(Protocol):
+    """Runs ``work`` on :class:`EraseReads` over one read transaction of ``store``."""
+
+    def __call__(self, store: Any, work: Callable[[EraseReads], T], /) -> T: ...
+
+
+# (owns the store, runs on its snapshot): each store's erasure module registers its own
+# (graph.erasure cannot import a store), before any of its stores exists.
+_SNAPSHOTS: list[tuple[Callable[[object], bool], OnSnapshot]] = []
+
+
+def register_snapshot(owns: Callable[[object], bool], run: OnSnapshot) -> None:
+    """Let a forget dry run read the stores ``owns`` accepts on their snapshot (``run``)
+    instead of in a write transaction rolled back."""
+    _SNAPSHOTS.append((owns, run))
+
+
 def forget(store: ErasableStore, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
-    """Forget an entity (:func:`forget_entity`) in its own transaction; a dry run rolls
-    back and answers what a real run would delete."""
+    """Forget an entity (:func:`forget_entity`) in its own transaction. A dry run answers
+    what a real run would delete: on a :class:`Preview` of a snapshot where the store
+    offers one (both stores do), taking no write lock; else in a transaction rolled back."""
+    if dry_run:
+        for owns, run in _SNAPSHOTS:
+            if owns(store):
+                return run(
+                    store, lambda reads: preview(reads, tenant_id=tenant_id, entity_id=entity_id)
+                )
     try:
         return in_erase_transaction(
             store,
             lambda tx: forget_entity(tx, tenant_id=tenant_id, entity_id=entity_id, dry_run=dry_run),
         )
-    except DryRun as preview:
-        return cast(ForgetResult, preview.result)
+    except DryRun as done:
+        return cast(ForgetResult, done.result)
+
+
+def preview(reads: EraseReads, *, tenant_id: str, entity_id: str) -> ForgetResult:
+    """What forgetting the entity would delete, read from ``reads`` (one snapshot)."""
+    try:
+        forget_entity(Preview(reads), tenant_id=tenant_id, entity_id=entity_id, dry_run=True)
+    except DryRun as done:
+        return cast(ForgetResult, done.result)
+    raise AssertionError("unreachable: a dry run ends in DryRun")
+
+
+class Preview:
+    """An :class:`EraseTx` over :class:`EraseReads` that writes nothing: its changes are
+    kept in memory, so :func:`forget_entity` (and :func:`graph.ledger.delete_episode` in
+    it) run unchanged and see what they would see in a real transaction.
+
+    A timeline is read whole (every version, every ledger entry) the first time it is
+    read or changed; from then on it is answered from memory. A read across timelines
+    (an entity's, an episode's) is the snapshot's for the timelines not read yet, and
+    memory's for the others. Only what erasure does is supported: it never appends
+    ledger entries, upserts entities, mentions or writes episodes."""
+
+    def __init__(self, reads: EraseReads) -> None:
+        self._reads = reads
+        self._versions: dict[str, dict[str, Fact]] = {}  # key → version id → version
+        self._ledger: dict[str, list[Assertion]] = {}
+        self._gone_episodes: set[str] = set()
+        self._gone_entities: set[str] = set()
+        self._gone_candidates: set[str] = set()
+        self._gone_merges: set[str] = set()
+
+    def _load(self, tenant_id: str, keys: Sequence[str]) -> None:
+        missing = sorted({k for k in keys if k not in self._versions})
+        if not missing:
+            return
+        versions = self._reads.timeline_versions(tenant_id=tenant_id, keys=missing)
+        ledgers = self._reads.assertions(tenant_id=tenant_id, keys=missing)
+        for k in missing:
+            self._versions[k] = {f.version_id: f for f in versions.get(k, [])}
+            self._ledger[k] = list(ledgers.get(k, []))
+
+    # -- reads -------------------------------------------------------------------------
+    def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        self._load(tenant_id, keys)  # nothing to lock: a snapshot does not change
+
+    def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
+        return wall  # only stamps what a dry run never writes
+
+    def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
+        found = self._reads.episodes_occurred_at(tenant_id=tenant_id, episode_ids=episode_ids)
+        return {e: at for e, at in found.items() if e not in self._gone_episodes}
+
+    def entities(self, *, tenant_id: str, entity_ids: set[str]) -> dict[str, Entity]:
+        found = self._reads.entities(tenant_id=tenant_id, entity_ids=entity_ids)
+        return {e: x for e, x in found.items() if e not in self._gone_entities}
+
+    def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+        self._load(tenant_id, keys)
+        return {
+            k: sorted(
+                (f for f in self._versions[k].values() if f.retired_at is None),
+                key=lambda f: f.valid_from,
+            )
+            for k in keys
+        }
+
+    def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]:
+        self._load(tenant_id, keys)
+        return {k: list(self._ledger[k]) for k in keys}
+
+    def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]:
+        read = self._reads.episode_timelines(tenant_id=tenant_id, episode_id=episode_id)
+        return {k for k in read if k not in self._ledger} | {
+            k
+            for k, entries in self._ledger.items()
+            if any(a.source_episode_id == episode_id for a in entries)
+        }
+
+    def mentioning_episodes(self, *, tenant_id: str, entity_id: str) -> list[str]:
+        # Read first, before any change (as forget_entity does): the snapshot's answer.
+        found = self._reads.mentioning_episodes(tenant_id=tenant_id, entity_id=entity_id)
+        return [e for e in found if e not in self._gone_episodes]
+
+    def entity_timelines(self, *, tenant_id: str, entity_id: str) -> dict[str, set[str]]:
+        read = self._reads.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
+        out = {k: ids for k, ids in read.items() if k not in self._versions}
+        for k, versions in self._versions.items():
+            ids = {f.fact_id for f in versions.values() if entity_id in (f.subject, f.object)}
+            if ids:
+                out[k] = ids
+        return out
+
+    def inventory(self, *, tenant_id: str, keys: Sequence[str]) -> Inventory:
+        self._load(tenant_id, keys)
+        return Inventory(
+            versions=frozenset((v, f.fact_id) for k in keys for v, f in self._versions[k].items()),
+            assertions=sum(len(self._ledger[k]) for k in keys),
+        )
+
+    def candidates(self, *, tenant_id: str) -> list[HeldCandidate]:
+        found = self._reads.candidates(tenant_id=tenant_id)
+        return [c for c in found if c.candidate_id not in self._gone_candidates]
+
+    def merges(self, *, tenant_id: str) -> list[HeldMerge]:
+        found = self._reads.merges(tenant_id=tenant_id)
+        return [m for m in found if m.candidate_id not in self._gone_merges]
+
+    # -- changes, in memory --------------------------------------------------------------
+    def retire(self, *, tenant_id: str, version_ids: Sequence[str], at: datetime) -> None:
+        doomed = set(version_ids)
+        for versions in self._versions.values():
+            for v, f in versions.items():
+                if v in doomed and f.retired_at is None:
+                    versions[v] = f.model_copy(update={"retired_at": at})
+
+    def insert(self, *, tenant_id: str, facts: Sequence[Fact], keys: Sequence[str]) -> None:
+        self._load(tenant_id, keys)
+        for f, k in zip(facts, keys, strict=True):
+            self._versions[k][f.version_id] = f
+
+    def delete_episode_data(self, *, tenant_id: str, episode_id: str) -> None:
+        # As the stores do: the versions whose only source it is (on the timelines it
+        # asserted on), its ledger entries, its mentions and the episode.
+        keys = sorted(self.episode_timelines(tenant_id=tenant_id, episode_id=episode_id))
+        self._load(tenant_id, keys)
+        for k in keys:
+            versions = self._versions[k]
+            for v in [v for v, f in versions.items() if f.sources == [episode_id]]:
+                del versions[v]
+            self._ledger[k] = [a for a in self._ledger[k] if a.source_episode_id != episode_id]
+        self._gone_episodes.add(episode_id)
+
+    def delete_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, int]]) -> None:
+        doomed: dict[str, set[int]] = {}
+        for k, seq in rows:
+            doomed.setdefault(k, set()).add(seq)
+        self._load(tenant_id, list(doomed))
+        for k, seqs in doomed.items():
+            self._ledger[k] = [a for a in self._ledger[k] if a.seq not in seqs]
+
+    def delete_candidates(
+        self, *, tenant_id: str, candidate_ids: Sequence[str], merge_ids: Sequence[str]
+    ) -> None:
+        self._gone_candidates.update(candidate_ids)
+        self._gone_merges.update(merge_ids)
+
+    def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
+        keys = sorted(self.entity_timelines(tenant_id=tenant_id, entity_id=entity_id))
+        self._load(tenant_id, keys)
+        for k in keys:
+            versions = self._versions[k]
+            for v in [v for v, f in versions.items() if entity_id in (f.subject, f.object)]:
+                del versions[v]
+        self._gone_entities.add(entity_id)
+
+    # -- never called by erasure -------------------------------------------------------
+    def _unsupported(self, what: str) -> NotImplementedError:
+        return NotImplementedError(f"a forget preview does not {what}")
+
+    def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
+        raise self._unsupported("hold leases")
+
+    def put_episode(self, *, episode: Episode) -> tuple[Episode, bool]:
+        raise self._unsupported("write episodes")
+
+    def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
+        raise self._unsupported("write entities")
+
+    def current_fact(self, *, tenant_id: str, fact_id: str) -> Fact | None:
+        raise self._unsupported("read facts by id")
+
+    def append_assertions(self, *, tenant_id: str, rows: Sequence[tuple[str, Assertion]]) -> None:
+        raise self._unsupported("append ledger entries")
+
+    def mention(self, *, tenant_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        raise self._unsupported("write mentions")
+
+    def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
+        raise self._unsupported("purge")
+
+    def purge_versions(
+        self,
+        *,
+        tenant_id: str,
+        keys: Sequence[str],
+        before: datetime,
+        facts: Sequence[tuple[str, str]],
+    ) -> None:
+        raise self._unsupported("purge")
+
+    def episodes_before(self, *, tenant_id: str, before: datetime, limit: int) -> list[str]:
+        raise self._unsupported("purge")
+
+    def retention_tenants(self) -> list[str]:
+        raise self._unsupported("purge")
 
 
 class ForgetResult(BaseModel):
@@ -309,14 +557,19 @@ __all__ = [
     "DryRun",
     "ErasableStore",
     "EraseOps",
+    "EraseReads",
     "EraseTx",
     "ForgetResult",
     "HeldCandidate",
     "HeldMerge",
     "Inventory",
+    "OnSnapshot",
+    "Preview",
     "erasable",
     "forget",
     "forget_entity",
     "in_erase_transaction",
     "is_own_key",
+    "preview",
+    "register_snapshot",
 ]
