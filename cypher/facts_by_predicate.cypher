@@ -10,14 +10,20 @@ MATCH ()-[r:FACT]->()
 USING INDEX r:FACT(tenant_id, predicate, subject, fact_id)
 WHERE r.tenant_id = $tenant_id AND r.predicate = $predicate
   AND r.subject >= coalesce($after[0], '') AND r.fact_id IS NOT NULL
-  AND r.recorded_at <= $known_at AND (r.retired_at IS NULL OR r.retired_at > $known_at)
-  AND ($as_of IS NULL OR (r.valid_from <= $as_of AND (r.valid_to IS NULL OR r.valid_to > $as_of)))
+  // No OR over r's properties (coalesce and CASE instead): the planner may split such an
+  // OR into a union of index seeks (Distinct), losing the index's order, and then sort
+  // every version of the predicate (seen in the full suite, and with other statistics).
+  AND r.recorded_at <= $known_at AND coalesce(r.retired_at > $known_at, true)
+  AND ($as_of IS NULL OR (r.valid_from <= $as_of AND coalesce(r.valid_to > $as_of, true)))
   AND ($memory_type IS NULL OR r.memory_type = $memory_type)
   AND ($source_episode_id IS NULL OR $source_episode_id IN r.sources)
   // keyset cursor: strictly after (subject, predicate, fact_id)
-  AND ($after IS NULL OR r.subject > $after[0]
-       OR (r.subject = $after[0] AND (r.predicate > $after[1]
-           OR (r.predicate = $after[1] AND r.fact_id > $after[2]))))
+  AND CASE
+        WHEN $after IS NULL THEN true
+        WHEN r.subject <> $after[0] THEN r.subject > $after[0]
+        WHEN r.predicate <> $after[1] THEN r.predicate > $after[1]
+        ELSE r.fact_id > $after[2]
+      END
 // include: fact_projection
 ORDER BY r.tenant_id, r.predicate, r.subject, r.fact_id
 LIMIT $limit

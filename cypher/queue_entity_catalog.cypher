@@ -9,7 +9,7 @@
 MATCH (e:Entity)
 USING INDEX e:Entity(tenant_id, created_at)
 WHERE e.tenant_id = $tenant_id AND e.created_at <= $after_at
-  AND (e.created_at < $after_at OR e.entity_id > $after_id)
+  AND CASE WHEN e.created_at < $after_at THEN true ELSE e.entity_id > $after_id END
 RETURN e {.entity_id, .entity_type, .name, .aliases, .summary, .created_at} AS entity
 ORDER BY e.tenant_id DESC, e.created_at DESC, e.entity_id
 LIMIT $limit

@@ -10,7 +10,7 @@ CALL (type) {
   MATCH (e:Entity)
   USING INDEX e:Entity(tenant_id, entity_type, created_at)
   WHERE e.tenant_id = $tenant_id AND e.entity_type = type AND e.created_at <= $after_at
-    AND (e.created_at < $after_at OR e.entity_id > $after_id)
+    AND CASE WHEN e.created_at < $after_at THEN true ELSE e.entity_id > $after_id END
   RETURN e
   ORDER BY e.tenant_id DESC, e.entity_type DESC, e.created_at DESC, e.entity_id
   LIMIT $limit
