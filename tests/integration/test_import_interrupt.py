@@ -1,5 +1,6 @@
 """Ctrl-C during `sgam import` (a real process, a real SQLite file): a summary of what was
-written and how to resume, exit status 130, and nothing half-written."""
+written and how to resume, exit status 130, and nothing half-written; and a Ctrl-C that
+lands inside one of the store's SQL functions stays a Ctrl-C."""
 
 from __future__ import annotations
 
@@ -9,8 +10,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+from graph.model import EpisodeCreate, MemoryDelta
+from graph.service import MemoryService
+from graph.stores.sqlite import terms
+from graph.stores.sqlite.store import SqliteStore
 from tests.conftest import ROOT, wait_until
 
 _AS_IN_A_TERMINAL = (
@@ -71,3 +79,31 @@ def test_an_interrupted_import_says_where_it_stopped_and_resumes(tmp_path: Path)
     written = _rows(db)
     assert 0 < written < 200_000
     assert written % 1000 == 0  # whole batches only: each write is one transaction
+
+
+def test_a_ctrl_c_inside_a_sql_function_stays_a_ctrl_c(
+    sqlite_store: SqliteStore, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQL functions of the store's fulltext triggers run Python on every indexed
+    insert; sqlite3 reports whatever they raise as "user-defined function raised
+    exception". A Ctrl-C landing there was a StoreFailedError: the import refused the
+    line and went on (the full suite's run of the test above, 4 Dec). It is raised as the
+    KeyboardInterrupt it is, the write rolled back, and the next error is not one."""
+    svc = MemoryService(sqlite_store)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    svc.add_episode(
+        tenant_id=tenant, body=EpisodeCreate(episode_id="e1", content="x", occurred_at=at)
+    )
+
+    def interrupted(prefix: str, text: str) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(terms, "index_terms", interrupted)
+    delta = MemoryDelta(subject="mira", predicate="city", value="Oslo", source_episode_id="e1")
+    with pytest.raises(KeyboardInterrupt):
+        svc.write_facts(tenant_id=tenant, deltas=[delta])
+    monkeypatch.undo()
+    assert svc.facts(tenant_id=tenant) == []  # the write rolled back whole
+    assert terms.take_interrupt() is None  # taken once
+    [written] = svc.write_facts(tenant_id=tenant, deltas=[delta]).facts
+    assert written.value == "Oslo"

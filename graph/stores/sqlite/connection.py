@@ -38,7 +38,11 @@ BUSY_TIMEOUT_S = 30.0
 
 def translated(e: sqlite3.DatabaseError, *, what: str) -> SgamError:
     """A SQLite error as the project's: busy/locked → 503 with Retry-After (retry later);
-    anything else → :class:`StoreFailedError` (a server fault, logged, no retry hint)."""
+    anything else → :class:`StoreFailedError` (a server fault, logged, no retry hint).
+    A Ctrl-C that interrupted a SQL function of the store is raised again instead."""
+    interrupt = terms.take_interrupt()
+    if interrupt is not None:
+        raise interrupt from e
     code = getattr(e, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in _TRANSIENT_CODES:
         return StoreUnavailableError(f"SQLite is busy or cannot be opened ({what}): {e}")
