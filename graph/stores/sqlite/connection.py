@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -38,15 +39,47 @@ BUSY_TIMEOUT_S = 30.0
 
 def translated(e: sqlite3.DatabaseError, *, what: str) -> SgamError:
     """A SQLite error as the project's: busy/locked → 503 with Retry-After (retry later);
-    anything else → :class:`StoreFailedError` (a server fault, logged, no retry hint).
-    A Ctrl-C that interrupted a SQL function of the store is raised again instead."""
-    interrupt = terms.take_interrupt()
-    if interrupt is not None:
-        raise interrupt from e
+    anything else → :class:`StoreFailedError` (a server fault, logged, no retry hint)."""
     code = getattr(e, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in _TRANSIENT_CODES:
         return StoreUnavailableError(f"SQLite is busy or cannot be opened ({what}): {e}")
     return StoreFailedError(f"SQLite {what} failed: {e}")
+
+
+class _Held:
+    """The SIGINT handler while SQLite works: notes the signal, raises nothing."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.signalled = True
+
+
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Ctrl-C held off while SQLite works, and raised as soon as it is done. SQLite runs
+    the store's SQL functions (the fulltext triggers', graph.stores.sqlite.terms) on every
+    indexed insert, and sqlite3 reports anything they raise, a KeyboardInterrupt
+    included, as "user-defined function raised exception": a Ctrl-C landing there was a
+    store failure, and ``sgam import`` refused the line (or wrote the batch again line by
+    line) and went on to the end. Python runs signal handlers on the main thread, so
+    only there; a handler that raises nothing (or none set from Python) is left alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous) or isinstance(previous, _Held):
+        yield  # the default action or ignored, or an outer call already holds it
+        return
+    held = _Held()
+    signal.signal(signal.SIGINT, held)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held.signalled:
+            signal.raise_signal(signal.SIGINT)  # to the handler it was meant for
 
 
 class SqliteConnection:
@@ -109,21 +142,25 @@ class SqliteConnection:
         # gate must not deadlock on it first.
         nested = getattr(self._local, "writing", False)
         held = committed = False
-        try:
-            if not nested:
-                if not self._gate.acquire(BUSY_TIMEOUT_S):
-                    raise StoreUnavailableError(
-                        f"SQLite is busy (begin): no turn to write within {BUSY_TIMEOUT_S:g} s,"
-                        " the file's other writers in this process held it"
-                    )
-                held = True
-                self._local.writing = True
-            yield from self._transaction(conn)
-            committed = True
-        finally:
-            if held:
-                self._local.writing = False
-                self._gate.release()
+        # Outermost: a Ctrl-C is raised once the gate is released, never between the
+        # commit and the release.
+        with interrupts_deferred():
+            try:
+                if not nested:
+                    if not self._gate.acquire(BUSY_TIMEOUT_S):
+                        raise StoreUnavailableError(
+                            "SQLite is busy (begin): no turn to write within"
+                            f" {BUSY_TIMEOUT_S:g} s, the file's other writers in this"
+                            " process held it"
+                        )
+                    held = True
+                    self._local.writing = True
+                yield from self._transaction(conn)
+                committed = True
+            finally:
+                if held:
+                    self._local.writing = False
+                    self._gate.release()
         if committed and not nested and self._checkpointer is not None:
             # After the turn: the next writer does not wait for a thread to start. A thread
             # that cannot start (the process's limit) must not fail a committed write; the
@@ -162,7 +199,8 @@ class SqliteConnection:
     @traced("store.query", args={"sql": "db.query.text"}, attrs={"db.system": "sqlite"})
     def read(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         try:
-            return self.connect().execute(sql, params).fetchall()
+            with interrupts_deferred():
+                return self.connect().execute(sql, params).fetchall()
         except sqlite3.DatabaseError as e:
             raise translated(e, what="read") from e
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
-from collections.abc import Callable
 
 from graph.retrieval.text import index_terms
 
@@ -55,36 +53,11 @@ def _sql_terms(prefix: object, text: object) -> str | None:
     return index_terms(prefix, text)
 
 
-# sqlite3 turns anything a SQL function raises into "user-defined function raised
-# exception" and drops it: a Ctrl-C that lands inside one (they run on every indexed
-# insert) became a refused write and the import went on. The function keeps it here and
-# the connection's error translation raises it again (take_interrupt).
-_pending = threading.local()
-
-
-def _keeping_interrupts(fn: Callable[[object, object], str | None]) -> Callable[..., str | None]:
-    def call(a: object, b: object) -> str | None:
-        try:
-            return fn(a, b)
-        except (KeyboardInterrupt, SystemExit) as e:
-            _pending.error = e
-            raise
-
-    return call
-
-
-def take_interrupt() -> BaseException | None:
-    """A Ctrl-C (or exit) raised inside a SQL function of this thread, once."""
-    error: BaseException | None = getattr(_pending, "error", None)
-    _pending.error = None
-    return error
-
-
 def register(conn: sqlite3.Connection) -> None:
     """Make ``sgam_prefix(tenant_id, kind)`` and ``sgam_terms(prefix, text)`` SQL functions
     of this connection (deterministic: same arguments, same value)."""
-    conn.create_function("sgam_prefix", 2, _keeping_interrupts(_sql_prefix), deterministic=True)
-    conn.create_function("sgam_terms", 2, _keeping_interrupts(_sql_terms), deterministic=True)
+    conn.create_function("sgam_prefix", 2, _sql_prefix, deterministic=True)
+    conn.create_function("sgam_terms", 2, _sql_terms, deterministic=True)
 
 
-__all__ = ["index_terms", "register", "take_interrupt", "term_prefix"]
+__all__ = ["index_terms", "register", "term_prefix"]
