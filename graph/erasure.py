@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -130,6 +130,10 @@ class ErasableStore(Protocol):
     def erase_transaction(self) -> AbstractContextManager[EraseTx]:
         """A write transaction with the erasure and retention primitives."""
 
+    def erase_snapshot(self, work: Callable[[EraseReads], T], /) -> T:
+        """Run ``work`` on :class:`EraseReads` of one read transaction (a snapshot that
+        writers do not wait for): a forget dry run plans on it."""
+
     def expired_timelines(self, *, tenant_id: str, predicate: str, before: datetime) -> list[str]:
         """:meth:`EraseOps.expired_timelines` as a read of its own, outside any write
         transaction: a purge plans with it (a scan of the tenant's versions of one
@@ -189,33 +193,14 @@ class EraseReads(Protocol):
     def merges(self, *, tenant_id: str) -> list[HeldMerge]: ...
 
 
-class OnSnapshot(Protocol):
-    """Runs ``work`` on :class:`EraseReads` over one read transaction of ``store``."""
-
-    def __call__(self, store: Any, work: Callable[[EraseReads], T], /) -> T: ...
-
-
-# (owns the store, runs on its snapshot): each store's erasure module registers its own
-# (graph.erasure cannot import a store), before any of its stores exists.
-_SNAPSHOTS: list[tuple[Callable[[object], bool], OnSnapshot]] = []
-
-
-def register_snapshot(owns: Callable[[object], bool], run: OnSnapshot) -> None:
-    """Let a forget dry run read the stores ``owns`` accepts on their snapshot (``run``)
-    instead of in a write transaction rolled back."""
-    _SNAPSHOTS.append((owns, run))
-
-
 def forget(store: ErasableStore, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
     """Forget an entity (:func:`forget_entity`) in its own transaction. A dry run answers
-    what a real run would delete: on a :class:`Preview` of a snapshot where the store
-    offers one (both stores do), taking no write lock; else in a transaction rolled back."""
+    what a real run would delete, on a :class:`Preview` of the store's snapshot: it takes
+    no write lock."""
     if dry_run:
-        for owns, run in _SNAPSHOTS:
-            if owns(store):
-                return run(
-                    store, lambda reads: preview(reads, tenant_id=tenant_id, entity_id=entity_id)
-                )
+        return store.erase_snapshot(
+            lambda reads: preview(reads, tenant_id=tenant_id, entity_id=entity_id)
+        )
     try:
         return in_erase_transaction(
             store,
@@ -563,7 +548,6 @@ __all__ = [
     "HeldCandidate",
     "HeldMerge",
     "Inventory",
-    "OnSnapshot",
     "Preview",
     "erasable",
     "forget",
@@ -571,5 +555,4 @@ __all__ = [
     "in_erase_transaction",
     "is_own_key",
     "preview",
-    "register_snapshot",
 ]

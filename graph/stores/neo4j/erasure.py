@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from neo4j import ManagedTransaction
 
-from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory, register_snapshot
+from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory
 from graph.model import Entity, Fact
 from graph.stores.neo4j.codec import (
     Row,
@@ -208,18 +208,11 @@ class Neo4jEraseReads(Neo4jEraseOps):
         return out
 
 
-def _is_neo4j(store: object) -> bool:
-    return isinstance(getattr(store, "conn", None), Neo4jConnection)
-
-
 def in_read(store: Any, work: Callable[[EraseReads], T], /) -> T:
     """Run ``work`` on the reads of one managed read transaction of the store's database
     (run again whole on a transient error: ``work`` only reads)."""
     conn: Neo4jConnection = store.conn
     return conn.read(lambda tx: work(Neo4jEraseReads(conn, tx)))
-
-
-register_snapshot(_is_neo4j, in_read)
 
 
 __all__ = ["TEMPLATES", "Neo4jEraseOps", "Neo4jEraseReads", "in_read"]

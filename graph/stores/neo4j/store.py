@@ -17,13 +17,14 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from neo4j import Transaction
 
+from graph.erasure import EraseReads
 from graph.errors import ConflictError, TransientStoreError, invalid
 from graph.model import (
     TYPE_RE,
@@ -55,7 +56,7 @@ from graph.stores.neo4j.codec import (
 )
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
 from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
-from graph.stores.neo4j.erasure import Neo4jEraseOps
+from graph.stores.neo4j.erasure import Neo4jEraseOps, in_read
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.transfer import Record, RecordType, restore_records
@@ -121,6 +122,9 @@ _STAGES = (
     "mentions",
 )
 _STAGE = {name: i for i, name in enumerate(_STAGES)}
+
+
+T = TypeVar("T")
 
 
 class Neo4jLedgerTx:
@@ -425,6 +429,11 @@ class Neo4jStore:
             ledger_tx = Neo4jLedgerTx(self.conn, tx)
             yield ledger_tx
             ledger_tx.flush()  # the buffered mutations, before the commit
+
+    def erase_snapshot(self, work: Callable[[EraseReads], T], /) -> T:
+        """A forget dry run's reads (graph.erasure), on one managed read transaction
+        (run again whole on a transient error)."""
+        return in_read(self, work)
 
     @contextmanager
     def erase_transaction(self) -> Iterator[Neo4jEraseTx]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory, register_snapshot
+from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory
 from graph.model import Entity, Fact
 from graph.stores.sqlite.codec import (
     FACT_COLUMNS,
@@ -257,10 +257,6 @@ class SqliteEraseReads(SqliteEraseOps):
         return out
 
 
-def _is_sqlite(store: object) -> bool:
-    return isinstance(getattr(store, "conn", None), SqliteConnection)
-
-
 def on_snapshot(store: Any, work: Callable[[EraseReads], T], /) -> T:
     """Run ``work`` on the reads of one WAL snapshot of the store's file (this thread's
     connection in a read transaction): writers do not wait for it, nor it for them."""
@@ -270,9 +266,6 @@ def on_snapshot(store: Any, work: Callable[[EraseReads], T], /) -> T:
             return work(SqliteEraseReads(conn.connect()))
         except sqlite3.DatabaseError as e:
             raise translated(e, what="read") from e
-
-
-register_snapshot(_is_sqlite, on_snapshot)
 
 
 __all__ = ["EXPIRED_TIMELINES", "SqliteEraseOps", "SqliteEraseReads", "expired_keys", "on_snapshot"]

@@ -13,12 +13,13 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from graph.erasure import EraseReads
 from graph.errors import ConflictError, StoreUnavailableError, invalid
 from graph.model import Direction, Entity, Episode, Fact, FactQuery, Neighborhood
 from graph.schema import MemorySchema, schema_from_json
@@ -38,7 +39,12 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection, translated
-from graph.stores.sqlite.erasure import EXPIRED_TIMELINES, SqliteEraseOps, expired_keys
+from graph.stores.sqlite.erasure import (
+    EXPIRED_TIMELINES,
+    SqliteEraseOps,
+    expired_keys,
+    on_snapshot,
+)
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
 from graph.stores.transfer import (
@@ -197,6 +203,9 @@ PURGE_BATCH = 20_000
 
 VALID_AT = "valid_from <= :as_of AND (valid_to IS NULL OR valid_to > :as_of)"
 KNOWN_AT = "recorded_at <= :known_at AND (retired_at IS NULL OR retired_at > :known_at)"
+
+
+T = TypeVar("T")
 
 
 class SqliteLedgerTx:
@@ -451,6 +460,11 @@ class SqliteStore:
                 yield SqliteLedgerTx(conn)
             except sqlite3.IntegrityError as e:
                 raise ConflictError(f"constraint violated: {e}") from e
+
+    def erase_snapshot(self, work: Callable[[EraseReads], T], /) -> T:
+        """A forget dry run's reads (graph.erasure), on one WAL snapshot: writers do
+        not wait for it."""
+        return on_snapshot(self, work)
 
     @contextmanager
     def erase_transaction(self) -> Iterator[SqliteEraseTx]:
