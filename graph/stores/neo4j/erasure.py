@@ -5,33 +5,16 @@ beyond the store's ledger transaction (the store mixes the two), every query a
 template (``cypher/erase_*``, ``cypher/retention_*``). Embeddings and fulltext entries
 live on the nodes and relationships themselves, so deleting those erases them from
 search too.
-
-:class:`Neo4jEraseReads` is what a forget dry run reads instead, in one managed read
-transaction (:func:`in_read`): it takes no lock, and a cluster routes it to a reader.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from neo4j import ManagedTransaction
-
-from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory
-from graph.model import Entity, Fact
-from graph.stores.neo4j.codec import (
-    Row,
-    assertion_from_props,
-    at_utc,
-    entity_from_props,
-    fact_from_props,
-    to_neo,
-)
-from graph.stores.neo4j.connection import Neo4jConnection
-from graph.temporal import Assertion
-
-T = TypeVar("T")
+from graph.erasure import HeldCandidate, HeldMerge, Inventory
+from graph.stores.neo4j.codec import Row, to_neo
 
 TEMPLATES = {
     "erase.candidates",
@@ -160,59 +143,4 @@ class Neo4jEraseOps:
         return [r["tenant_id"] for r in self._run("retention.tenants")]
 
 
-class Neo4jEraseReads(Neo4jEraseOps):
-    """The reads of a forget dry run (:class:`graph.erasure.EraseReads`) in one managed
-    read transaction ``tx``: the templates the store's write transaction runs, and every
-    version of a timeline (``erase.versions``). Its deleting methods (inherited) are never
-    called: a dry run's changes stay in memory (and a read transaction refuses them)."""
-
-    def __init__(self, conn: Neo4jConnection, tx: ManagedTransaction) -> None:
-        self._conn = conn
-        self._tx = tx
-
-    def _run(self, name: str, **params: Any) -> list[Row]:
-        return self._conn.run(name, params, tx=self._tx)
-
-    def entities(self, *, tenant_id: str, entity_ids: set[str]) -> dict[str, Entity]:
-        if not entity_ids:
-            return {}
-        rows = self._run("entities.get", tenant_id=tenant_id, entity_ids=sorted(entity_ids))
-        return {r["entity"]["entity_id"]: entity_from_props(tenant_id, r["entity"]) for r in rows}
-
-    def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
-        if not episode_ids:
-            return {}
-        rows = self._run(
-            "ledger.episodes_occurred_at", tenant_id=tenant_id, episode_ids=sorted(episode_ids)
-        )
-        return {r["episode_id"]: at_utc(r["occurred_at"]) for r in rows}
-
-    def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]:
-        rows = self._run("ledger.episode_timelines", tenant_id=tenant_id, episode_id=episode_id)
-        return {r["key"] for r in rows}
-
-    def timeline_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
-        out: dict[str, list[Fact]] = {k: [] for k in keys}
-        if keys:
-            for r in self._run("erase.versions", tenant_id=tenant_id, keys=list(keys)):
-                f = r["fact"]
-                out[f["timeline_key"]].append(fact_from_props(f))
-        return out
-
-    def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]:
-        out: dict[str, list[Assertion]] = {k: [] for k in keys}
-        if keys:
-            for r in self._run("ledger.assertions", tenant_id=tenant_id, keys=list(keys)):
-                p = r["assertion"]
-                out[p["timeline_key"]].append(assertion_from_props(p))
-        return out
-
-
-def in_read(store: Any, work: Callable[[EraseReads], T], /) -> T:
-    """Run ``work`` on the reads of one managed read transaction of the store's database
-    (run again whole on a transient error: ``work`` only reads)."""
-    conn: Neo4jConnection = store.conn
-    return conn.read(lambda tx: work(Neo4jEraseReads(conn, tx)))
-
-
-__all__ = ["TEMPLATES", "Neo4jEraseOps", "Neo4jEraseReads", "in_read"]
+__all__ = ["TEMPLATES", "Neo4jEraseOps"]

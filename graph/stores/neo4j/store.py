@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from neo4j import Transaction
+from neo4j import ManagedTransaction, Transaction
 
 from graph.erasure import EraseReads
 from graph.errors import ConflictError, TransientStoreError, invalid
@@ -56,7 +56,7 @@ from graph.stores.neo4j.codec import (
 )
 from graph.stores.neo4j.connection import Neo4jConnection, strip_credentials
 from graph.stores.neo4j.erasure import TEMPLATES as ERASE_TEMPLATES
-from graph.stores.neo4j.erasure import Neo4jEraseOps, in_read
+from graph.stores.neo4j.erasure import Neo4jEraseOps
 from graph.stores.neo4j.queue import Neo4jQueue
 from graph.stores.neo4j.search import Neo4jSearch
 from graph.stores.transfer import Record, RecordType, restore_records
@@ -137,7 +137,8 @@ class Neo4jLedgerTx:
     trip and one plan instead of eight, and run in exactly the order they were asked for.
     """
 
-    def __init__(self, conn: Neo4jConnection, tx: Transaction) -> None:
+    def __init__(self, conn: Neo4jConnection, tx: Transaction | ManagedTransaction) -> None:
+        # A managed (read) transaction for a forget dry run's reads (Neo4jEraseReads).
         self._conn = conn
         self._tx = tx
         self._locked: set[str] = set()  # entities this transaction holds (or will) the lock of
@@ -378,6 +379,21 @@ class Neo4jEraseTx(Neo4jLedgerTx, Neo4jEraseOps):
 
 
 # -- the store ----------------------------------------------------------------------------
+class Neo4jEraseReads(Neo4jEraseTx):
+    """What a forget dry run reads (:class:`graph.erasure.EraseReads`): the erase
+    transaction's own templates, in a managed read transaction, and every version of a
+    timeline (``erase.versions``). Nothing here writes (a read transaction would refuse
+    it): the dry run's changes stay in memory (graph.erasure.Preview)."""
+
+    def timeline_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+        out: dict[str, list[Fact]] = {k: [] for k in keys}
+        if keys:
+            for r in self._run("erase.versions", tenant_id=tenant_id, keys=list(keys)):
+                f = r["fact"]
+                out[f["timeline_key"]].append(fact_from_props(f))
+        return out
+
+
 class Neo4jStore:
     """The storage port over one Neo4j database; ``search`` and ``queue`` share its
     connection."""
@@ -433,7 +449,7 @@ class Neo4jStore:
     def erase_snapshot(self, work: Callable[[EraseReads], T], /) -> T:
         """A forget dry run's reads (graph.erasure), on one managed read transaction
         (run again whole on a transient error)."""
-        return in_read(self, work)
+        return self.conn.read(lambda tx: work(Neo4jEraseReads(self.conn, tx)))
 
     @contextmanager
     def erase_transaction(self) -> Iterator[Neo4jEraseTx]:

@@ -4,32 +4,18 @@
 beyond the store's ledger transaction; the store mixes the two into its erase
 transaction. Deleting rows is enough for search: the triggers of
 :mod:`.search` drop an item's document (and with it its vectors) when its last row goes.
-
-:class:`SqliteEraseReads` is what a forget dry run reads instead, on one WAL snapshot
-(:func:`on_snapshot`): no ``BEGIN IMMEDIATE``, so no writer of any tenant waits for it.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from graph.erasure import EraseReads, HeldCandidate, HeldMerge, Inventory
-from graph.model import Entity, Fact
-from graph.stores.sqlite.codec import (
-    FACT_COLUMNS,
-    assertion_from_row,
-    entity_unchecked,
-    fact_from_row,
-    in_list,
-)
-from graph.stores.sqlite.connection import SqliteConnection, translated
-from graph.temporal import Assertion
-from graph.timeutil import from_db, to_db
-
-T = TypeVar("T")
+from graph.erasure import HeldCandidate, HeldMerge, Inventory
+from graph.stores.sqlite.codec import in_list
+from graph.timeutil import to_db
 
 
 def _chunks(items: list[str], size: int = 500) -> Iterator[list[str]]:
@@ -194,78 +180,4 @@ class SqliteEraseOps:
         return [r[0] for r in rows]
 
 
-class SqliteEraseReads(SqliteEraseOps):
-    """The reads of a forget dry run (:class:`graph.erasure.EraseReads`) over connection
-    ``c`` in a read transaction; the same queries as the store's write transaction
-    (``SqliteLedgerTx`` in :mod:`.store`) asks, and every version of a timeline. Its
-    deleting methods (inherited) are never called: a dry run's changes stay in memory."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.c = conn
-
-    def entities(self, *, tenant_id: str, entity_ids: set[str]) -> dict[str, Entity]:
-        out: dict[str, Entity] = {}
-        for chunk in _chunks(sorted(entity_ids)):
-            rows = self.c.execute(
-                f"SELECT * FROM entities WHERE tenant_id = ? AND entity_id IN ({in_list(chunk)})",  # noqa: S608
-                [tenant_id, *chunk],
-            ).fetchall()
-            out.update({r["entity_id"]: entity_unchecked(r) for r in rows})
-        return out
-
-    def episodes_occurred_at(self, *, tenant_id: str, episode_ids: set[str]) -> dict[str, datetime]:
-        out: dict[str, datetime] = {}
-        for chunk in _chunks(sorted(episode_ids)):
-            rows = self.c.execute(
-                f"SELECT episode_id, occurred_at FROM episodes WHERE tenant_id = ?"  # noqa: S608
-                f" AND episode_id IN ({in_list(chunk)})",
-                [tenant_id, *chunk],
-            ).fetchall()
-            out.update({r["episode_id"]: from_db(r["occurred_at"]) for r in rows})
-        return out
-
-    def episode_timelines(self, *, tenant_id: str, episode_id: str) -> set[str]:
-        # No DISTINCT, as the store's: it would read the tenant's ledger in key order.
-        rows = self.c.execute(
-            "SELECT timeline_key FROM assertions WHERE tenant_id = ? AND source_episode_id = ?",
-            (tenant_id, episode_id),
-        ).fetchall()
-        return {r["timeline_key"] for r in rows}
-
-    def timeline_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
-        out: dict[str, list[Fact]] = {k: [] for k in keys}
-        for chunk in _chunks(list(keys)):
-            rows = self.c.execute(
-                f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ?"  # noqa: S608
-                f" AND timeline_key IN ({in_list(chunk)}) ORDER BY valid_from",
-                [tenant_id, *chunk],
-            ).fetchall()
-            for r in rows:
-                out[r["timeline_key"]].append(fact_from_row(r))
-        return out
-
-    def assertions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Assertion]]:
-        out: dict[str, list[Assertion]] = {k: [] for k in keys}
-        for chunk in _chunks(list(keys)):
-            rows = self.c.execute(
-                "SELECT * FROM assertions WHERE tenant_id = ?"  # noqa: S608
-                f" AND timeline_key IN ({in_list(chunk)}) ORDER BY seq",
-                [tenant_id, *chunk],
-            ).fetchall()
-            for r in rows:
-                out[r["timeline_key"]].append(assertion_from_row(r))
-        return out
-
-
-def on_snapshot(store: Any, work: Callable[[EraseReads], T], /) -> T:
-    """Run ``work`` on the reads of one WAL snapshot of the store's file (this thread's
-    connection in a read transaction): writers do not wait for it, nor it for them."""
-    conn: SqliteConnection = store.conn
-    with conn.snapshot():
-        try:
-            return work(SqliteEraseReads(conn.connect()))
-        except sqlite3.DatabaseError as e:
-            raise translated(e, what="read") from e
-
-
-__all__ = ["EXPIRED_TIMELINES", "SqliteEraseOps", "SqliteEraseReads", "expired_keys", "on_snapshot"]
+__all__ = ["EXPIRED_TIMELINES", "SqliteEraseOps", "expired_keys"]

@@ -39,12 +39,7 @@ from graph.stores.sqlite.codec import (
     in_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection, translated
-from graph.stores.sqlite.erasure import (
-    EXPIRED_TIMELINES,
-    SqliteEraseOps,
-    expired_keys,
-    on_snapshot,
-)
+from graph.stores.sqlite.erasure import EXPIRED_TIMELINES, SqliteEraseOps, expired_keys
 from graph.stores.sqlite.queue import QUEUE_SQL, SqliteQueue
 from graph.stores.sqlite.search import FACT_DOC_INSERT, SEARCH_SQL, SqliteSearch, fact_doc_rows
 from graph.stores.transfer import (
@@ -430,6 +425,24 @@ def _export_record(kind: str, r: sqlite3.Row) -> Record:
     return assertion_record(assertion_from_row(r), key=r["timeline_key"])
 
 
+class SqliteEraseReads(SqliteEraseTx):
+    """What a forget dry run reads (:class:`graph.erasure.EraseReads`): the erase
+    transaction's own reads, over a read transaction, and every version of a timeline.
+    Nothing here writes: the dry run's changes stay in memory (graph.erasure.Preview)."""
+
+    def timeline_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+        out: dict[str, list[Fact]] = {k: [] for k in keys}
+        for chunk in _chunks(list(keys)):
+            rows = self.c.execute(
+                f"SELECT {FACT_COLUMNS} FROM facts WHERE tenant_id = ?"  # noqa: S608
+                f" AND timeline_key IN ({in_list(chunk)}) ORDER BY valid_from",
+                [tenant_id, *chunk],
+            ).fetchall()
+            for r in rows:
+                out[r["timeline_key"]].append(fact_from_row(r))
+        return out
+
+
 class SqliteStore:
     """The storage port over one SQLite file; ``search`` and ``queue`` share its connection."""
 
@@ -462,9 +475,13 @@ class SqliteStore:
                 raise ConflictError(f"constraint violated: {e}") from e
 
     def erase_snapshot(self, work: Callable[[EraseReads], T], /) -> T:
-        """A forget dry run's reads (graph.erasure), on one WAL snapshot: writers do
-        not wait for it."""
-        return on_snapshot(self, work)
+        """A forget dry run's reads (graph.erasure), on one WAL snapshot of this thread's
+        connection: no ``BEGIN IMMEDIATE``, so no writer of any tenant waits for it."""
+        with self.conn.snapshot():
+            try:
+                return work(SqliteEraseReads(self.conn.connect()))
+            except sqlite3.DatabaseError as e:
+                raise translated(e, what="read") from e
 
     @contextmanager
     def erase_transaction(self) -> Iterator[SqliteEraseTx]:
