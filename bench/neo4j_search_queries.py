@@ -3,7 +3,7 @@ of the templates on the same data.
 
 Runs --queries searches of the bench tenant (bench/search_latency.py writes it), records
 the parameters of every query they send (search.gather_candidates, search.gather_expansion,
-search.gather_staleness), then replays each query with those parameters --rounds times
+search.staleness), then replays each query with those parameters --rounds times
 in its own read transaction and reports p50 / p95 (client time: the query, sending its
 rows and the driver unpacking them). With --against DIR (a cypher/ folder of another
 checkout, e.g. a `git worktree` of main) both versions run alternately on the same
@@ -37,7 +37,7 @@ from graph.stores import open_store  # noqa: E402
 from graph.stores.neo4j.connection import Neo4jConnection  # noqa: E402
 from graph.stores.neo4j.templates import load_templates  # noqa: E402
 
-GATHERED = ("search.gather_candidates", "search.gather_expansion", "search.gather_staleness")
+GATHERED = ("search.gather_candidates", "search.gather_expansion", "search.staleness")
 
 
 def capture(store: SearchableStore, tenant: str, people: int, n: int) -> list[tuple[str, Any]]:

@@ -6,7 +6,7 @@
 // hop from the frontier, search.mentioning, search.mentions_of,
 // search.session_neighbors), then the entities they name (search.entities_by_id) and the
 // ids of the episodes they name that are visible at $known_at: the ranking needs only
-// those, and the few episodes a page shows are loaded by search.gather_staleness, which
+// those, and the few episodes a page shows are loaded by search.staleness, which
 // checks them anyway (a search's ~200 episode records were a third of this query's
 // cost, most of it in the driver). The frontier is the query's entities
 // ($seed_ids) and the endpoints of the visible facts among the best candidates

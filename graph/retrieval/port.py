@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from graph.embeddings import Embedder, Vectors
-from graph.model import Entity, Episode, Fact
+from graph.model import Cardinality, Entity, Episode, Fact
 from graph.port import Store
 
 T = TypeVar("T")
@@ -57,6 +57,48 @@ class Pending:
     kind: ItemKind
     count: int
     oldest: datetime | None
+
+
+class HeldVersion(NamedTuple):
+    """One version as a staleness check reads it: not a :class:`Fact` (a check over an
+    episode that sourced a bulk write reads thousands, and decoding whole versions was
+    most of its cost), only what its two rules ask."""
+
+    fact_id: str
+    subject: str
+    predicate: str
+    said: Any  # the object's id for a relation, else the value: what text would state
+    now: bool  # valid at the window's as_of
+    single: bool  # of a single-valued timeline: the whole (subject, predicate)
+    sources: tuple[str, ...]
+
+    @classmethod
+    def of(cls, f: Fact, as_of: datetime) -> HeldVersion:
+        """The reference reading of a whole version (what the stores compute in place)."""
+        return cls(
+            f.fact_id,
+            f.subject,
+            f.predicate,
+            f.object if f.object is not None else f.value,
+            f.valid_from <= as_of and (f.valid_to is None or f.valid_to > as_of),
+            f.cardinality == Cardinality.ONE,
+            tuple(f.sources),
+        )
+
+
+@dataclass(frozen=True)
+class HeldVersions:
+    around: list[HeldVersion]
+    pairs: list[HeldVersion]
+
+
+def uncovered(
+    around: Sequence[HeldVersion], pairs: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The ``pairs`` whose versions ``around`` does not hold in full: a single-valued
+    timeline is all of its (subject, predicate); a many-valued one is one object of it."""
+    covered = {(v.subject, v.predicate) for v in around if v.single}
+    return sorted(set(pairs) - covered)
 
 
 @runtime_checkable
@@ -105,16 +147,20 @@ class SearchPort(Protocol):
     ) -> list[Fact]:
         """Facts valid in the window whose subject or object is one of these entities."""
 
-    def facts_sourced_by(
-        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> list[Fact]:
-        """Every version known at ``known_at`` (at any valid time) on the timelines these
-        episodes asserted on: those citing them and the others of the same timelines."""
-
-    def timeline_versions(
-        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
-    ) -> list[Fact]:
-        """Every version known at ``known_at`` of these (subject, predicate) timelines."""
+    def staleness_versions(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        window: Window,
+    ) -> HeldVersions:
+        """What one staleness check reads (:mod:`graph.retrieval.stale`), each version
+        known at the window's ``known_at`` as a :class:`HeldVersion`: ``around``, every
+        version on the timelines ``episode_ids`` asserted on; ``pairs``, every version of
+        those (subject, predicate) ``pairs`` that ``around`` does not cover
+        (:func:`uncovered`). Stores that can also load the episodes' records on the way
+        do (:class:`GatheredReads`)."""
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
@@ -183,21 +229,9 @@ class GatheredReads(SearchPort, Protocol):
         the endpoints of the visible ``top_fact_ids`` (when ``hop``), the seeds'
         ``mentioning`` episodes, ``mentions_of`` the candidate episodes, the
         ``session_neighbors`` of ``context_ids``, and the episodes and entities named by
-        all of these."""
-
-    def prefetch_staleness(
-        self,
-        *,
-        tenant_id: str,
-        episode_ids: Sequence[str],
-        pairs: Sequence[tuple[str, str]],
-        known_at: datetime,
-    ) -> None:
-        """Fetch what one staleness check will read: ``facts_sourced_by`` of
-        ``episode_ids``, and ``timeline_versions`` of those ``pairs`` that the versions
-        found do not cover (a single-valued timeline is its whole pair), and the records of
-        ``episode_ids`` themselves (an expansion may have read only which episodes are
-        visible: the check is where a page's episodes are first read in full)."""
+        all of these. Its ``staleness_versions`` also loads the records of the episodes
+        it is asked about (an expansion reads only which episodes are visible: the check is
+        where a page's episodes are first read in full)."""
 
 
 @runtime_checkable
@@ -221,10 +255,13 @@ class SearchableStore(Store, Protocol):
 __all__ = [
     "GatheredReads",
     "GatheringPort",
+    "HeldVersion",
+    "HeldVersions",
     "Hit",
     "ItemKind",
     "Pending",
     "SearchPort",
     "SearchableStore",
     "Window",
+    "uncovered",
 ]

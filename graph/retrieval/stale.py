@@ -16,21 +16,16 @@ old value beside the new one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from typing import Any
 
-from graph.model import Cardinality, Episode, Fact
-from graph.retrieval.port import GatheredReads, SearchPort, Window
+from graph.model import Episode, Fact
+from graph.retrieval.port import HeldVersion, SearchPort, Window
 from graph.retrieval.text import STOPWORDS, mentioning_any
 
 
-def valid_at(f: Fact, at: datetime) -> bool:
-    return f.valid_from <= at and (f.valid_to is None or f.valid_to > at)
-
-
-def value_text(f: Fact) -> str | None:
-    """How a fact's value would be written in text; None when it cannot be told apart from
-    ordinary words (booleans, one-letter values, stopwords)."""
-    v = f.object if f.object is not None else f.value
+def said_text(v: Any) -> str | None:
+    """How a value (or an object's id) would be written in text; None when it cannot be
+    told apart from ordinary words (booleans, one-letter values, stopwords)."""
     if v is None or isinstance(v, bool):
         return None
     if isinstance(v, float) and v.is_integer():
@@ -41,17 +36,17 @@ def value_text(f: Fact) -> str | None:
     return s
 
 
-def stale_values(versions: Iterable[Fact], at: datetime) -> set[str]:
-    """Per (subject, predicate): values held at some time but not at ``at``."""
+def stale_values(versions: Iterable[HeldVersion]) -> set[str]:
+    """Per (subject, predicate): values held at some time but not in the window."""
     held: dict[tuple[str, str], set[str]] = {}
     now: dict[tuple[str, str], set[str]] = {}
-    for f in versions:
-        text = value_text(f)
+    for v in versions:
+        text = said_text(v.said)
         if text is None:
             continue
-        key = (f.subject, f.predicate)
+        key = (v.subject, v.predicate)
         held.setdefault(key, set()).add(text)
-        if valid_at(f, at):
+        if v.now:
             now.setdefault(key, set()).add(text)
     out: set[str] = set()
     for key, values in held.items():
@@ -69,35 +64,24 @@ def stale_episodes(
     facts: Sequence[Fact],
 ) -> set[str]:
     """Which of ``episode_ids`` are stale, with ``facts`` the page beside them. The
-    episodes' records are read from ``episodes`` only after the prefetch below: a
-    gathered search loads them with it."""
+    episodes' records are read from ``episodes`` only after the versions: a gathered
+    search loads them with those."""
     if not episode_ids:
         return set()
     ids = list(episode_ids)
     wanted = set(ids)
-    if isinstance(store, GatheredReads):  # both reads below in one round trip
-        store.prefetch_staleness(
-            tenant_id=tenant_id,
-            episode_ids=ids,
-            pairs=sorted({(f.subject, f.predicate) for f in facts}),
-            known_at=window.known_at,
-        )
-    # Every version on the timelines the episodes asserted on: rule 1 reads those citing
-    # them, rule 2 the values all of them held.
-    around = store.facts_sourced_by(tenant_id=tenant_id, episode_ids=ids, known_at=window.known_at)
-    sourced = [f for f in around if wanted.intersection(f.sources)]
-    current = {f.fact_id for f in sourced if valid_at(f, window.as_of)}
-    stale = {src for f in sourced if f.fact_id not in current for src in f.sources if src in wanted}
-    # A single-valued timeline is all of its (subject, predicate); a many-valued one is one
-    # object of it, so its pair is read in full below.
-    covered = {(f.subject, f.predicate) for f in around if f.cardinality == Cardinality.ONE}
-    pairs = sorted({(f.subject, f.predicate) for f in facts} - covered)
-    versions = list(around)
-    if pairs:
-        versions += store.timeline_versions(
-            tenant_id=tenant_id, pairs=pairs, known_at=window.known_at
-        )
-    old = stale_values(versions, window.as_of)
+    held = store.staleness_versions(
+        tenant_id=tenant_id,
+        episode_ids=ids,
+        pairs=sorted({(f.subject, f.predicate) for f in facts}),
+        window=window,
+    )
+    # Rule 1 reads the versions citing the episodes; rule 2 the values all of them held,
+    # and those of the page's pairs.
+    sourced = [v for v in held.around if wanted.intersection(v.sources)]
+    current = {v.fact_id for v in sourced if v.now}
+    stale = {src for v in sourced if v.fact_id not in current for src in v.sources if src in wanted}
+    old = stale_values(held.around + held.pairs)
     if old:
         states_old_value = mentioning_any(old)
         for i in ids:
@@ -106,4 +90,4 @@ def stale_episodes(
     return stale
 
 
-__all__ = ["stale_episodes", "stale_values", "valid_at", "value_text"]
+__all__ = ["said_text", "stale_episodes", "stale_values"]

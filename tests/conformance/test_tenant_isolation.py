@@ -29,6 +29,7 @@ from graph.queue import (
     PendingCandidate,
 )
 from graph.retrieval import ItemKind, Retriever, SearchableStore
+from graph.retrieval.port import Window
 from graph.schema import MemorySchema
 from graph.service import MemoryService
 from graph.stores.transfer import RECORD_ORDER, TransferStore
@@ -562,14 +563,19 @@ def test_sourced_by_follows_only_the_tenant_s_own_timelines(
             delta("mira", "knows", "e2", LATER, object="b-only", object_type="Person")
         ],
     )
-    sourced = store.search.facts_sourced_by(tenant_id=tenant, episode_ids=["e1"], known_at=utcnow())
-    assert sorted(f.predicate for f in sourced) == [
-        "city",
-        "holds_account",
-        "nickname",
-        "status",
-        "status",
+    now = utcnow()
+    held = store.search.staleness_versions(
+        tenant_id=tenant, episode_ids=["e1"], pairs=[], window=Window(as_of=now, known_at=now)
+    )
+    # e2 cut e1's status: the gold version ended (not valid now), silver holds.
+    assert sorted((v.predicate, v.said, v.now, v.sources) for v in held.around) == [
+        ("city", "paris", True, ("e1",)),
+        ("holds_account", "acct", True, ("e1",)),
+        ("nickname", "a-nick", True, ("e1",)),
+        ("status", "a-gold", False, ("e1",)),
+        ("status", "a-silver", True, ("e2",)),
     ]
+    assert held.pairs == []
 
 
 @pytest.fixture(scope="module")
@@ -666,11 +672,22 @@ def test_search_finds_only_the_tenant_s_own_items(
         tenant_id=tenant, entity_ids=["mira", "acct"], window=Retriever.window(t(1)), limit=50
     )
     assert sorted(f.fact_id for f in touching) == sorted(a_ids)
-    sourced = index.facts_sourced_by(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
-    assert {f.tenant_id for f in sourced} == {tenant}
-    assert len(sourced) == len({f.version_id for f in sourced}) == 5  # 4 in e1, 1 in e2
-    versions = index.timeline_versions(tenant_id=tenant, pairs=[("mira", "status")], known_at=now)
-    assert sorted(str(f.value) for f in versions) == ["passport-gold", "passport-silver"]
+    held = index.staleness_versions(
+        tenant_id=tenant,
+        episode_ids=["e1", "e2"],
+        pairs=[("mira", "status"), ("mira", "knows")],
+        window=Window(as_of=now, known_at=now),
+    )
+    # 4 versions from e1, 1 from e2; mira.status is covered by them, mira.knows (the
+    # twin's) is read as a pair and holds nothing of A's.
+    assert sorted(str(v.said) for v in held.around) == [
+        "acct",
+        "paris",
+        "passport-gold",
+        "passport-nick",
+        "passport-silver",
+    ]
+    assert held.pairs == []
     assert index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=between) == {}
     eps = index.episodes_by_id(tenant_id=tenant, episode_ids=["e1", "e2"], known_at=now)
     assert {e.content for e in eps.values()} == {"passport says hello"}

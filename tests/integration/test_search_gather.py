@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,9 @@ import pytest
 from graph.embeddings import SentenceEmbedder, default_embedder
 from graph.model import EpisodeCreate, MemoryDelta
 from graph.port import Store
-from graph.retrieval import ItemKind, Retriever, SearchableStore, SearchResult
+from graph.retrieval import ItemKind, Retriever, SearchableStore, SearchResult, Window
 from graph.service import MemoryService
+from graph.stores import open_store
 from tests.conformance.test_search_contract import run_mira
 
 pytestmark = pytest.mark.neo4j
@@ -38,10 +40,8 @@ def d(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-@pytest.fixture
-def data(neo4j_store: Store, ntenant: str, embedder: SentenceEmbedder) -> str:
+def load(service: MemoryService, ntenant: str) -> None:
     """Mira's corrected deadline, accounts with an ended relation, a conversation."""
-    service = MemoryService(neo4j_store)
     run_mira(service, ntenant)
     at = d("2026-01-01T00:00:00")
     service.add_episode(
@@ -102,6 +102,11 @@ def data(neo4j_store: Store, ntenant: str, embedder: SentenceEmbedder) -> str:
                 session_id="s1",
             ),
         )
+
+
+@pytest.fixture
+def data(neo4j_store: Store, ntenant: str, embedder: SentenceEmbedder) -> str:
+    load(MemoryService(neo4j_store), ntenant)
     retriever = Retriever(searchable(neo4j_store), embedder=embedder, gather=False)
     retriever.ensure_indexed(ntenant)
     # Neo4j's indexes settle for a while after the commits (scores drift in the last
@@ -205,68 +210,67 @@ def test_a_search_is_two_queries_in_one_read_transaction(
     assert runs == [
         "search.gather_candidates",
         "search.gather_expansion",
-        "search.gather_staleness",
+        "search.staleness",
     ]
     runs.clear()
     assert Retriever(searchable(neo4j_store), embedder=embedder, gather=False).search(
         tenant_id=data, query=question
     )
-    assert len(runs) == 15  # call by call: six index queries, seven reads, two checks
+    assert len(runs) == 14  # call by call: six index queries, seven reads, one check
 
 
-def test_the_staleness_check_is_one_query_with_the_per_call_answers(
-    neo4j_store: Store, data: str, runs: list[str]
+def test_the_staleness_check_is_one_query_and_reads_what_sqlite_reads(
+    neo4j_store: Store, data: str, runs: list[str], tmp_path: Path
 ) -> None:
-    search: Any = searchable(neo4j_store).search
-    now = datetime.now(UTC)
-    past = d("2026-01-15T00:00:00")
-    accounts = [
-        ("cust-7", "holds_account"),
-        ("acct-1", "account_status"),
-        ("acct-2", "account_status"),
-    ]
-    cases: list[tuple[list[str], list[tuple[str, str]], datetime]] = [
-        (["crm"], accounts, now),
-        # holds_account is many-valued: not covered by what the episodes sourced, so its
-        # versions come from the pair read.
-        (["t3", "t0"], accounts, now),
-        (["e1", "e2", "crm"], [("cust-7", "holds_account")], past),
-        (["t1"], [], now),
-    ]
+    """search.staleness computes validity and the pairs left to read in Cypher; the
+    embedded store does both in SQL and Python. The same history gives the same reads."""
+    sqlite = open_store(f"sqlite:///{tmp_path / 'same.db'}")
+    try:
+        load(MemoryService(sqlite), data)
+        now = datetime.now(UTC)
+        accounts = [
+            ("cust-7", "holds_account"),
+            ("acct-1", "account_status"),
+            ("acct-2", "account_status"),
+        ]
+        cases: list[tuple[list[str], list[tuple[str, str]], datetime]] = [
+            (["crm"], accounts, now),
+            # holds_account is many-valued: not covered by what the episodes sourced, so
+            # its versions come from the pair read.
+            (["t3", "t0"], accounts, now),
+            (["e1", "e2", "crm"], [("cust-7", "holds_account")], d("2026-01-15T00:00:00")),
+            (["e1", "e2"], [("mira", "passport_deadline")], d("2025-01-01T00:00:00")),
+            # the instant acct-2's relation ends: valid time is half-open
+            (["t0"], [("cust-7", "holds_account")], d("2026-02-01T00:00:00")),
+            (["t1"], [], now),
+        ]
+        sizes: list[tuple[int, int]] = []
+        valid: set[bool] = set()
+        for episode_ids, pairs, as_of in cases:
+            window = Window(as_of=as_of, known_at=datetime.now(UTC))
 
-    pair_reads: list[int] = []
+            def reads(
+                index: Any, ids: list[str] = episode_ids, pairs: Any = pairs, w: Window = window
+            ) -> Any:
+                held = index.staleness_versions(
+                    tenant_id=data, episode_ids=ids, pairs=pairs, window=w
+                )
+                # fact ids are each store's own; everything else is the history's
+                return [sorted(v[1:] for v in vs) for vs in (held.around, held.pairs)]
 
-    def versions(facts: list[Any]) -> list[str]:
-        return sorted(f.model_dump_json() for f in facts)
-
-    for episode_ids, pairs, known_at in cases:
-        around = search.facts_sourced_by(tenant_id=data, episode_ids=episode_ids, known_at=known_at)
-        covered = {(f.subject, f.predicate) for f in around if f.cardinality == "one"}
-        rest = sorted(set(pairs) - covered)
-        expected = (
-            versions(around),
-            versions(search.timeline_versions(tenant_id=data, pairs=rest, known_at=known_at)),
-        )
-        runs.clear()
-
-        def gathered(
-            reads: Any,
-            ids: list[str] = episode_ids,
-            pairs: list[Any] = pairs,
-            rest: list[Any] = rest,
-            at: datetime = known_at,
-        ) -> Any:
-            reads.prefetch_staleness(tenant_id=data, episode_ids=ids, pairs=pairs, known_at=at)
-            return (
-                versions(reads.facts_sourced_by(tenant_id=data, episode_ids=ids, known_at=at)),
-                versions(reads.timeline_versions(tenant_id=data, pairs=rest, known_at=at)),
-            )
-
-        assert search.gather(gathered) == expected, (episode_ids, pairs)
-        assert runs == ["search.gather_staleness"]
-        pair_reads.append(len(expected[1]))
-    # Some case read versions through the pairs, not only through the episodes.
-    assert any(pair_reads), pair_reads
+            runs.clear()
+            got = searchable(neo4j_store).search.gather(reads)
+            assert runs == ["search.staleness"]
+            assert got == reads(searchable(sqlite).search), (episode_ids, pairs, as_of)
+            sizes.append((len(got[0]), len(got[1])))
+            valid |= {v[3] for vs in got for v in vs}
+        # The cases read through the episodes and through the pairs, some versions valid
+        # at as_of and some not.
+        assert any(a for a, _ in sizes), sizes
+        assert any(b for _, b in sizes), sizes
+        assert valid == {True, False}
+    finally:
+        sqlite.close()
 
 
 def test_expansion_reads_which_episodes_are_visible_and_loads_records_on_demand(

@@ -30,6 +30,7 @@ from graph.embeddings import (
 )
 from graph.model import Cardinality, Fact, ValueType
 from graph.retrieval import Candidates, Hit, ItemKind, RankConfig
+from graph.retrieval.port import HeldVersion
 from graph.retrieval.rank import (
     combine,
     distances,
@@ -38,7 +39,7 @@ from graph.retrieval.rank import (
     rrf,
 )
 from graph.retrieval.search import context_scores
-from graph.retrieval.stale import stale_values, valid_at, value_text
+from graph.retrieval.stale import said_text, stale_values
 from graph.retrieval.text import (
     estimate_tokens,
     fts5_query,
@@ -291,10 +292,17 @@ def mira_versions() -> list[Fact]:
     ]
 
 
+def held(versions: list[Fact], at: datetime) -> list[HeldVersion]:
+    return [HeldVersion.of(f, at) for f in versions]
+
+
 def test_stale_values_are_those_not_held_at_the_time() -> None:
     now = T0 + timedelta(days=10)
-    assert stale_values(mira_versions(), now) == {"2026-08-01", "2026-07-15"}
-    assert stale_values(mira_versions(), T0 + timedelta(days=1)) == {"2026-08-01", "2026-06-30"}
+    assert stale_values(held(mira_versions(), now)) == {"2026-08-01", "2026-07-15"}
+    assert stale_values(held(mira_versions(), T0 + timedelta(days=1))) == {
+        "2026-08-01",
+        "2026-06-30",
+    }
 
 
 def test_a_value_held_again_later_is_not_stale() -> None:
@@ -303,22 +311,29 @@ def test_a_value_held_again_later_is_not_stale() -> None:
         fact("silver", T0 + timedelta(days=1), T0 + timedelta(days=2)),
         fact("gold", T0 + timedelta(days=2), fact_id="f-gold2", version_id="v-gold2"),
     ]
-    assert stale_values(vs, T0 + timedelta(days=3)) == {"silver"}
+    assert stale_values(held(vs, T0 + timedelta(days=3))) == {"silver"}
 
 
 def test_values_that_read_like_ordinary_words_are_not_matched() -> None:
-    assert value_text(fact(True, T0, value_type=ValueType.BOOLEAN)) is None
-    assert value_text(fact("x", T0)) is None
-    assert value_text(fact("the", T0)) is None
-    assert value_text(fact(3.0, T0, value_type=ValueType.NUMBER)) is None  # "3": one char
-    assert value_text(fact(42.0, T0, value_type=ValueType.NUMBER)) == "42"
+    assert said_text(True) is None
+    assert said_text("x") is None
+    assert said_text("the") is None
+    assert said_text(3.0) is None  # "3": one char
+    assert said_text(42.0) == "42"
+    assert said_text(" 42 ") == "42"
 
 
-def test_valid_at_is_half_open() -> None:
+def test_a_relation_says_its_object_and_a_value_its_value() -> None:
+    rel = fact(None, T0, value_type=ValueType.ENTITY, object="acct-9", object_type="Account")
+    assert HeldVersion.of(rel, T0).said == "acct-9"
+    assert HeldVersion.of(fact("gold", T0), T0).said == "gold"
+
+
+def test_held_now_is_valid_time_half_open() -> None:
     f = fact("v", T0, T0 + timedelta(days=1))
-    assert valid_at(f, T0)
-    assert not valid_at(f, T0 + timedelta(days=1))
-    assert not valid_at(f, T0 - timedelta(microseconds=1))
+    assert HeldVersion.of(f, T0).now
+    assert not HeldVersion.of(f, T0 + timedelta(days=1)).now
+    assert not HeldVersion.of(f, T0 - timedelta(microseconds=1)).now
 
 
 # -- embeddings ----------------------------------------------------------------------------

@@ -41,9 +41,17 @@ from neo4j.exceptions import SessionExpired
 
 from graph.embeddings import Embedder, Vectors
 from graph.model import Entity, Episode, Fact
-from graph.retrieval.port import GatheredReads, Hit, ItemKind, Pending, Window
+from graph.retrieval.port import (
+    GatheredReads,
+    HeldVersion,
+    HeldVersions,
+    Hit,
+    ItemKind,
+    Pending,
+    Window,
+)
 from graph.retrieval.text import index_terms, lucene_query
-from graph.stores.codec import Decoded
+from graph.stores.codec import Decoded, load_value
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
@@ -434,35 +442,32 @@ class Neo4jSearch:
         )
         return [fact_from_props(r["fact"]) for r in rows]
 
-    def facts_sourced_by(
-        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> list[Fact]:
+    def staleness_versions(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        window: Window,
+    ) -> HeldVersions:
         if not episode_ids:
-            return []
-        rows = self._s(
-            "search.facts_sourced_by",
+            return HeldVersions(around=[], pairs=[])
+        row = self._s(
+            "search.staleness",
             {
                 "tenant_id": tenant_id,
-                "episode_ids": sorted(set(episode_ids)),
-                "known_at": utc(known_at),
-            },
-        )
-        return [fact_from_props(r["fact"]) for r in rows]
-
-    def timeline_versions(
-        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
-    ) -> list[Fact]:
-        if not pairs:
-            return []
-        rows = self._s(
-            "search.timeline_versions",
-            {
-                "tenant_id": tenant_id,
+                "episode_ids": _ids(episode_ids),
                 "pairs": [list(p) for p in sorted(set(pairs))],
-                "known_at": utc(known_at),
+                "as_of": utc(window.as_of),
+                "known_at": utc(window.known_at),
             },
-        )
-        return [fact_from_props(r["fact"]) for r in rows]
+        )[0]
+        self._staleness_loaded(row["episodes"])
+        return HeldVersions(around=_held(row["around"]), pairs=_held(row["versions"]))
+
+    def _staleness_loaded(self, episodes: list[Row]) -> None:
+        """The records of the checked episodes, which the query loads too: a gathered view
+        keeps them for the page (:meth:`_Gathered.episode_row`)."""
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
@@ -591,6 +596,22 @@ def fulltext_query(tenant_id: str, kind: ItemKind, terms: Sequence[str], window:
     return f"{field}:(" + lucene_query(f"{scope}_{t}" for t in terms) + ")"
 
 
+def _held(rows: Sequence[list[Any]]) -> list[HeldVersion]:
+    """search.staleness's lists (fragment held_version), as HeldVersions."""
+    return [
+        HeldVersion(
+            fact_id,
+            subject,
+            predicate,
+            obj if obj is not None else load_value(value_json),
+            bool(now),
+            bool(single),
+            tuple(sources or ()),
+        )
+        for fact_id, subject, predicate, obj, value_json, now, single, sources in rows
+    ]
+
+
 def _ids(ids: Sequence[str]) -> list[str]:
     """Ids as every per-call read sends them: once each, sorted."""
     return sorted(set(ids))
@@ -604,8 +625,8 @@ class _Gathered(Neo4jSearch):
     The :class:`SearchPort` calls that follow are answered from those rows when their
     arguments are the ones foreseen, by the same code as the per-call reads, so the answers
     are the same; any other call (a widening fetch, a second hop, the staleness check) runs
-    its own template in the same transaction. ``prefetch_staleness`` runs
-    search.gather_staleness: both reads of one staleness check in one query.
+    its own template in the same transaction. The staleness check is one query in any case
+    (search.staleness); here the episodes' records it loads answer the page.
     """
 
     def __init__(self, base: Neo4jSearch, tx: ManagedTransaction) -> None:
@@ -620,10 +641,6 @@ class _Gathered(Neo4jSearch):
         self._x_key: tuple[Any, ...] | None = None
         self._x: Row = {}
         self._x_facts: dict[str, Fact] | None = None
-        self._st_key: tuple[Any, ...] | None = None
-        self._st_around: list[Fact] = []
-        self._st_pairs: set[tuple[str, str]] = set()
-        self._st_versions: list[tuple[tuple[str, str], Row]] = []
         self._episode_rows: dict[str, Row] = {}  # loaded by the staleness checks
 
     # -- candidates --------------------------------------------------------------------
@@ -772,51 +789,8 @@ class _Gathered(Neo4jSearch):
         self._x_facts = None
 
     # -- the staleness check ------------------------------------------------------------
-    def prefetch_staleness(
-        self,
-        *,
-        tenant_id: str,
-        episode_ids: Sequence[str],
-        pairs: Sequence[tuple[str, str]],
-        known_at: datetime,
-    ) -> None:
-        row = self._s(
-            "search.gather_staleness",
-            {
-                "tenant_id": tenant_id,
-                "episode_ids": _ids(episode_ids),
-                "pairs": [list(p) for p in sorted(set(pairs))],
-                "known_at": utc(known_at),
-            },
-        )[0]
-        self._st_key = (tenant_id, _ids(episode_ids), known_at)
-        self._st_around = [fact_from_props(p) for p in row["around"]]
-        self._st_pairs = {(s, p) for s, p in row["pairs"]}
-        self._st_versions = [((pair[0], pair[1]), fact) for pair, fact in row["versions"]]
-        self._episode_rows.update((p["episode_id"], p) for p in row["episodes"])
-
-    def facts_sourced_by(
-        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> list[Fact]:
-        if self._st_key == (tenant_id, _ids(episode_ids), known_at):
-            return list(self._st_around)
-        return super().facts_sourced_by(
-            tenant_id=tenant_id, episode_ids=episode_ids, known_at=known_at
-        )
-
-    def timeline_versions(
-        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
-    ) -> list[Fact]:
-        key = self._st_key
-        wanted = {(s, p) for s, p in pairs}
-        if (
-            key is not None
-            and key[0] == tenant_id
-            and key[2] == known_at
-            and wanted <= self._st_pairs
-        ):
-            return [fact_from_props(f) for pair, f in self._st_versions if pair in wanted]
-        return super().timeline_versions(tenant_id=tenant_id, pairs=pairs, known_at=known_at)
+    def _staleness_loaded(self, episodes: list[Row]) -> None:
+        self._episode_rows.update((p["episode_id"], p) for p in episodes)
 
     def _foreseen(self, tenant_id: str, known_at: datetime) -> bool:
         key = self._x_key

@@ -36,15 +36,24 @@ import numpy as np
 
 from graph.embeddings import Embedder, Vectors, from_blob, to_blob
 from graph.model import Entity, Episode, Fact
-from graph.retrieval.port import Hit, ItemKind, Pending, Window
+from graph.retrieval.port import (
+    HeldVersion,
+    HeldVersions,
+    Hit,
+    ItemKind,
+    Pending,
+    Window,
+    uncovered,
+)
 from graph.retrieval.text import fts5_query
-from graph.stores.codec import Decoded
+from graph.stores.codec import Decoded, load_value
 from graph.stores.sqlite.bm25 import Averages, idf, score, varint
 from graph.stores.sqlite.codec import (
     FACT_COLUMNS,
     entity_unchecked,
     episode_from_row,
     fact_from_row,
+    id_list,
 )
 from graph.stores.sqlite.connection import SqliteConnection
 from graph.stores.sqlite.terms import index_terms, term_prefix
@@ -182,7 +191,7 @@ END;
 -- by fact_id at any system time (search's window filter, the delete trigger) need an
 -- index the ledger's partial ones cannot serve.
 CREATE INDEX IF NOT EXISTS search_facts_id ON facts (tenant_id, fact_id);
--- Every version of a timeline, retired ones included (facts_sourced_by: the staleness
+-- Every version of a timeline, retired ones included (staleness_versions: the staleness
 -- check of a search's episodes); the ledger's timeline indexes hold current rows only,
 -- and without this the check scanned the tenant's facts (~100 ms at 100k facts).
 CREATE INDEX IF NOT EXISTS search_facts_timeline ON facts (tenant_id, timeline_key);
@@ -752,36 +761,52 @@ class SqliteSearch:
         )
         return [fact_from_row(r) for r in rows]
 
-    def facts_sourced_by(
-        self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
-    ) -> list[Fact]:
+    def staleness_versions(
+        self,
+        *,
+        tenant_id: str,
+        episode_ids: Sequence[str],
+        pairs: Sequence[tuple[str, str]],
+        window: Window,
+    ) -> HeldVersions:
         if not episode_ids:
-            return []
+            return HeldVersions(around=[], pairs=[])
+        params = {"tenant": tenant_id, "ids": _ids(episode_ids), **_window_params(window)}
         # The ledger indexes assertions by episode; the timelines they touched hold every
         # version citing the episode, corroborating sources included.
-        rows = self.conn.read(
-            _facts_sql(
-                "timeline_key IN (SELECT timeline_key FROM assertions"  # noqa: S608
-                f" WHERE tenant_id = :tenant AND source_episode_id IN {_IDS}) AND {_KNOWN}"
-            ),
-            {"tenant": tenant_id, "ids": _ids(episode_ids), "known_at": to_db(known_at)},
+        around = self._held(
+            "timeline_key IN (SELECT timeline_key FROM assertions"  # noqa: S608
+            f" WHERE tenant_id = :tenant AND source_episode_id IN {_IDS})",
+            params,
         )
-        return [fact_from_row(r) for r in rows]
+        rest = uncovered(around, pairs)
+        more = (
+            self._held(f"(subject, predicate) IN {_PAIRS}", {**params, "pairs": json.dumps(rest)})
+            if rest
+            else []
+        )
+        return HeldVersions(around=around, pairs=more)
 
-    def timeline_versions(
-        self, *, tenant_id: str, pairs: Sequence[tuple[str, str]], known_at: datetime
-    ) -> list[Fact]:
-        if not pairs:
-            return []
+    def _held(self, where: str, params: Mapping[str, object]) -> list[HeldVersion]:
         rows = self.conn.read(
-            _facts_sql(f"(subject, predicate) IN {_PAIRS} AND {_KNOWN}") + " ORDER BY valid_from",
-            {
-                "tenant": tenant_id,
-                "pairs": json.dumps(sorted(set(pairs))),
-                "known_at": to_db(known_at),
-            },
+            "SELECT fact_id, subject, predicate, object, value_json,"  # noqa: S608
+            " valid_from <= :as_of AND (valid_to IS NULL OR valid_to > :as_of),"
+            f" cardinality = 'one', sources_json FROM facts WHERE tenant_id = :tenant"
+            f" AND {where} AND {_KNOWN}",
+            params,
         )
-        return [fact_from_row(r) for r in rows]
+        return [
+            HeldVersion(
+                fact_id,
+                subject,
+                predicate,
+                obj if obj is not None else load_value(value_json),
+                bool(now),
+                bool(single),
+                tuple(id_list(sources_json)),
+            )
+            for fact_id, subject, predicate, obj, value_json, now, single, sources_json in rows
+        ]
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
