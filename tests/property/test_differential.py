@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
+from graph import erasure
 from graph.erasure import erasable, forget
 from graph.errors import FactConflictError, NotFoundError, SgamError, ValidationError
 from graph.model import (
@@ -360,10 +362,13 @@ def compare_everything(pair: Pair, sql_store: Store, neo_store: Store) -> None:
             same_facts(a.facts, b.facts, pair.ids, pair.steps, f"neighbors {direction} {as_of}")
 
 
-def forget_on_both(pair: Pair, sql_store: Store, neo_store: Store, entity_id: str) -> None:
-    """Forgetting an entity: the dry run (graph.erasure.Preview, over a read snapshot)
-    answers exactly what the forget then does, on each store, and the stores agree on
-    both and on every timeline afterwards."""
+def forget_on_both(
+    pair: Pair, sql_store: Store, neo_store: Store, entity_id: str, *, per_tx: int
+) -> None:
+    """Forgetting an entity: the dry run (graph.erasure.Preview, over a read snapshot, in
+    one pass) answers exactly what the forget then does (in batches of ``per_tx``
+    timelines' episodes, then the rest), on each store, and the stores agree on both and
+    on every timeline afterwards."""
     results = []
     for store in (sql_store, neo_store):
         try:
@@ -371,7 +376,10 @@ def forget_on_both(pair: Pair, sql_store: Store, neo_store: Store, entity_id: st
         except NotFoundError:
             results.append(None)
             continue
-        real = forget(erasable(store), tenant_id=pair.tenant, entity_id=entity_id, dry_run=False)
+        with patch.object(erasure, "TIMELINES_PER_TX", per_tx):
+            real = forget(
+                erasable(store), tenant_id=pair.tenant, entity_id=entity_id, dry_run=False
+            )
         assert (dry.dry_run, real.dry_run) == (True, False)
         assert dry.model_dump(exclude={"dry_run"}) == real.model_dump(exclude={"dry_run"})
         results.append(real.model_dump())
@@ -412,9 +420,10 @@ def test_sqlite_and_neo4j_give_the_same_answers(
             pair.steps.marks.append(utcnow())  # after this step on both stores
             pair.compare_histories()
         compare_everything(pair, sqlite_module_store, neo4j_store)
-        # An object of relations (timelines shared with subjects), then a subject.
-        for entity in ("o1", "s1"):
-            forget_on_both(pair, sqlite_module_store, neo4j_store, entity)
+        # An object of relations (timelines shared with subjects), then a subject: its
+        # episodes one batch each.
+        for entity, per_tx in (("o1", erasure.TIMELINES_PER_TX), ("s1", 1)):
+            forget_on_both(pair, sqlite_module_store, neo4j_store, entity, per_tx=per_tx)
     finally:
         sqlite_module_store.purge_tenant(tenant_id=pair.tenant)
         neo4j_store.purge_tenant(tenant_id=pair.tenant)
