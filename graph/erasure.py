@@ -27,7 +27,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, TypeVar, cast, runtime_checkable
 
@@ -89,6 +89,9 @@ class EraseOps(Protocol):
     def delete_candidates(
         self, *, tenant_id: str, candidate_ids: Sequence[str], merge_ids: Sequence[str]
     ) -> None: ...
+
+    def drop_timeline_locks(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        """Delete the lock nodes of these timelines, where a store keeps any (Neo4j)."""
 
     def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
         """Delete every version whose subject or object is the entity (any system time),
@@ -217,7 +220,7 @@ def forget(
     Each transaction leaves the store consistent; one interrupted part-way has deleted some
     of the episodes and not the entity, and running the forget again finishes it. Counts
     are of what the plan saw (and what the last transaction found since). ``between`` is
-    called after each batch (a test's window between transactions)."""
+    called after the plan and after each batch (a test's window between transactions)."""
     if dry_run:
         return store.erase_snapshot(
             lambda reads: preview(reads, tenant_id=tenant_id, entity_id=entity_id)
@@ -225,10 +228,13 @@ def forget(
     plan = store.erase_snapshot(
         lambda reads: begin(Preview(reads), tenant_id=tenant_id, entity_id=entity_id)
     )
-    for batch in plan.batches(TIMELINES_PER_TX):
-        episodes, candidates = in_erase_transaction(store, _deleting(tenant_id, batch))
-        plan.deleted += episodes
-        plan.candidates += candidates
+    if between is not None:
+        between()
+    for episodes in plan.batches(TIMELINES_PER_TX):
+        batch = in_erase_transaction(store, _deleting(plan, tenant_id, entity_id, episodes))
+        plan.deleted += batch.episodes
+        plan.candidates += batch.candidates
+        plan.done |= batch.cleared
         if between is not None:
             between()
     done = in_erase_transaction(
@@ -384,6 +390,9 @@ class Preview:
         self._gone_candidates.update(candidate_ids)
         self._gone_merges.update(merge_ids)
 
+    def drop_timeline_locks(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        return None  # a preview holds no lock nodes, and counts none
+
     def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
         keys = sorted(self.entity_timelines(tenant_id=tenant_id, entity_id=entity_id))
         self._load(tenant_id, keys)
@@ -476,23 +485,25 @@ def _names(delta_json: str, entity_id: str) -> bool:
 
 @dataclass
 class Plan:
-    """What a forget saw when it began: the episodes mentioning the entity (with how many
+    """What a forget saw when it began: the episodes mentioning the entity (with the
     timelines each asserted on), the fact ids on the entity's timelines, every timeline
     touched and what they held."""
 
-    episodes: dict[str, int]
+    episodes: dict[str, frozenset[str]]
     timelines: dict[str, set[str]]
     keys: frozenset[str]
     before: Inventory
     deleted: int = 0  # episodes deleted since, by this forget
     candidates: int = 0  # review candidates deleted with them
+    done: set[str] = field(default_factory=set)  # the entity's timelines batches cleared
 
     def batches(self, limit: int) -> list[list[str]]:
         """The episodes in order, in runs of at most ``limit`` timelines (one episode
-        alone when it asserted on more)."""
+        alone when it asserted on more; one that asserted on none counts as one)."""
         out: list[list[str]] = []
         size = 0
-        for ep, n in sorted(self.episodes.items()):
+        for ep, keys in sorted(self.episodes.items()):
+            n = max(len(keys), 1)
             if not out or size + n > limit:
                 out.append([])
                 size = 0
@@ -511,26 +522,61 @@ def begin(tx: EraseTx, *, tenant_id: str, entity_id: str) -> Plan:
     timelines = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
     keys = frozenset(timelines).union(*episodes.values())
     return Plan(
-        episodes={ep: len(ks) for ep, ks in episodes.items()},
+        episodes={ep: frozenset(ks) for ep, ks in episodes.items()},
         timelines=timelines,
         keys=keys,
         before=tx.inventory(tenant_id=tenant_id, keys=sorted(keys)),
     )
 
 
-def _deleting(tenant_id: str, episode_ids: Sequence[str]) -> Callable[[EraseTx], tuple[int, int]]:
-    return lambda tx: delete_episodes(tx, tenant_id=tenant_id, episode_ids=episode_ids)
-
-
-def delete_episodes(tx: EraseTx, *, tenant_id: str, episode_ids: Sequence[str]) -> tuple[int, int]:
-    """Delete those of the episodes that still exist, and the review candidates citing
-    them; how many of each."""
-    there = tx.episodes_occurred_at(tenant_id=tenant_id, episode_ids=set(episode_ids))
-    for ep in sorted(there):
-        ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=ep)
-    return len(there), _drop_candidates(
-        tx, tenant_id=tenant_id, erased=set(episode_ids), entity_id=None
+def _deleting(
+    plan: Plan, tenant_id: str, entity_id: str, episode_ids: Sequence[str]
+) -> Callable[[EraseTx], Batch]:
+    return lambda tx: delete_episodes(
+        tx, plan, tenant_id=tenant_id, entity_id=entity_id, episode_ids=episode_ids
     )
+
+
+@dataclass(frozen=True)
+class Batch:
+    episodes: int
+    candidates: int
+    cleared: frozenset[str]  # the entity's timelines it cleared
+
+
+def delete_episodes(
+    tx: EraseTx, plan: Plan, *, tenant_id: str, entity_id: str, episode_ids: Sequence[str]
+) -> Batch:
+    """One batch of a forget, in one transaction: first everything about the entity on
+    the timelines these episodes asserted on (as :func:`finish` does for the rest), then
+    the episodes, then the review candidates citing them.
+
+    In that order so that what a later run needs to find stays findable: once a batch
+    has committed, no ledger entry about the entity is left on those timelines, and its
+    versions on them go with the episodes or, at the end, with the entity. An episode
+    deleted since the plan is skipped, and so is one that asserted on timelines the plan
+    did not see for it (another episode posted under the id since)."""
+    there = tx.episodes_occurred_at(tenant_id=tenant_id, episode_ids=set(episode_ids))
+    episodes: list[str] = []
+    touched: set[str] = set()
+    for ep in sorted(there):
+        keys = tx.episode_timelines(tenant_id=tenant_id, episode_id=ep)
+        if keys <= plan.episodes.get(ep, frozenset()):
+            episodes.append(ep)
+            touched |= keys
+    mine = {
+        k: set(plan.timelines.get(k, ()))
+        for k in touched
+        if k in plan.timelines or is_own_key(k, entity_id)
+    }
+    own = _unlink(tx, tenant_id=tenant_id, entity_id=entity_id, timelines=mine)
+    for ep in episodes:
+        ledger.delete_episode(tx, tenant_id=tenant_id, episode_id=ep)
+    # Their lock nodes name the entity; its versions there may be gone with the episodes
+    # (a run after an interruption would no longer find these keys).
+    tx.drop_timeline_locks(tenant_id=tenant_id, keys=own)
+    candidates = _drop_candidates(tx, tenant_id=tenant_id, erased=set(episodes), entity_id=None)
+    return Batch(episodes=len(episodes), candidates=candidates, cleared=frozenset(mine))
 
 
 def forget_entity(tx: EraseTx, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
@@ -564,14 +610,34 @@ def finish(tx: EraseTx, plan: Plan, *, tenant_id: str, entity_id: str) -> Finish
     # What is left about the entity after its episodes went (data written without
     # mentions, retractions): dropped from the ledger, shared timelines repaired.
     # The fact ids seen before the episodes went still name its facts (retractions of
-    # them may remain on shared timelines).
+    # them may remain on shared timelines). The timelines a batch cleared hold none.
     remaining = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
     timelines = {
         k: plan.timelines.get(k, set()) | remaining.get(k, set())
         for k in {*plan.timelines, *remaining}
+        if k in remaining or k not in plan.done
     }
+    own = _unlink(tx, tenant_id=tenant_id, entity_id=entity_id, timelines=timelines)
+    own += sorted(k for k in plan.done if k not in timelines and is_own_key(k, entity_id))
+    left = set(timelines)
+
+    candidates = _drop_candidates(tx, tenant_id=tenant_id, erased=erased, entity_id=entity_id)
+    tx.erase_entity(tenant_id=tenant_id, entity_id=entity_id, own_keys=own)
+    return Finished(keys=frozenset(touched | left), episodes=len(episodes), candidates=candidates)
+
+
+def _unlink(
+    tx: EraseTx, *, tenant_id: str, entity_id: str, timelines: dict[str, set[str]]
+) -> list[str]:
+    """Drop the ledger entries about the entity from these of its timelines (with the
+    fact ids of its facts on them): on its own timelines all of them, on a shared one
+    those naming it and the retractions of its facts, that timeline then folded again
+    and repaired. The entity's own timelines, which keep their versions until the
+    entity goes."""
     left = sorted(timelines)
-    fact_ids = set().union(*timelines.values()) if timelines else set()
+    if not left:
+        return []
+    fact_ids = set().union(*timelines.values())
     tx.lock_timelines(tenant_id=tenant_id, keys=left)
     ledgers = tx.assertions(tenant_id=tenant_id, keys=left)
     current = tx.current_versions(tenant_id=tenant_id, keys=left)
@@ -605,12 +671,7 @@ def finish(tx: EraseTx, plan: Plan, *, tenant_id: str, entity_id: str) -> Finish
     tx.delete_assertions(tenant_id=tenant_id, rows=doomed)
     tx.retire(tenant_id=tenant_id, version_ids=retire, at=now)
     tx.insert(tenant_id=tenant_id, facts=inserts, keys=insert_keys)
-
-    candidates = _drop_candidates(tx, tenant_id=tenant_id, erased=erased, entity_id=entity_id)
-    tx.erase_entity(tenant_id=tenant_id, entity_id=entity_id, own_keys=own)
-    return Finished(
-        keys=frozenset(touched | set(left)), episodes=len(episodes), candidates=candidates
-    )
+    return own
 
 
 @dataclass(frozen=True)
@@ -664,6 +725,7 @@ def _drop_candidates(
 
 __all__ = [
     "TIMELINES_PER_TX",
+    "Batch",
     "DryRun",
     "ErasableStore",
     "EraseOps",

@@ -36,8 +36,9 @@ class Interrupted(Exception):
 
 
 def state(store: Store, tenant: str) -> Any:
-    """What the tenant holds now, without what each tenant or run makes anew (fact and
-    version ids, the recorded times of repaired intervals)."""
+    """What the tenant holds now (current versions, the ledger, episodes, entities,
+    candidates), without what each tenant or run makes anew (fact and version ids,
+    recorded times)."""
     rows = export(store, tenant)
     current = sorted(
         (
@@ -52,12 +53,24 @@ def state(store: Store, tenant: str) -> Any:
         for r in rows
         if r["type"] == "version" and r.get("retired_at") is None
     )
+    ledger = sorted(
+        (
+            r["timeline_key"],
+            r["kind"],
+            r.get("valid_from"),
+            r.get("valid_to"),
+            str(r.get("claim")),
+            r.get("source_episode_id"),
+        )
+        for r in rows
+        if r["type"] == "assertion"
+    )
     others = sorted(
         (r["type"], r.get("episode_id"), r.get("entity_id"))
         for r in rows
         if r["type"] in ("episode", "entity")
     )
-    return current, others, review(store, tenant)
+    return current, ledger, others, review(store, tenant)
 
 
 def test_a_forget_in_batches_releases_the_writer_lock_between_them(
@@ -94,7 +107,8 @@ def test_a_forget_in_batches_releases_the_writer_lock_between_them(
     episode(service, other, "e9", t(0))
     done = forget(store, tenant_id=tenant, entity_id="mira", dry_run=False, between=between)
     assert errors == []
-    assert len(wrote) == preview.episodes == 4  # one batch per episode, a write after each
+    # one batch per episode; a write after the plan and after each batch
+    assert len(wrote) == preview.episodes + 1 == 5
     assert done.model_dump(exclude={"dry_run"}) == preview.model_dump(exclude={"dry_run"})
     with pytest.raises(NotFoundError):
         forget(store, tenant_id=tenant, entity_id="mira", dry_run=True)
@@ -117,7 +131,7 @@ def test_an_interrupted_forget_leaves_a_consistent_store_and_finishes_when_run_a
 
         def cut_off() -> None:
             batches.append(1)
-            if len(batches) == 3:  # e1, e2 and e4 went
+            if len(batches) == 4:  # after the plan, then e1, e2 and e4 went
                 raise Interrupted
 
         with pytest.raises(Interrupted):
@@ -132,5 +146,72 @@ def test_an_interrupted_forget_leaves_a_consistent_store_and_finishes_when_run_a
         assert again.model_dump() == halfway.model_dump() | {"dry_run": False}
         assert state(store, tenant) == state(store, twin)
         assert state(store, tenant)[0], "the forget left nothing to compare"
+    finally:
+        store.purge_tenant(tenant_id=twin)
+
+
+def test_a_forget_leaves_an_episode_posted_under_a_planned_id_since(
+    store: Store, service: MemoryService, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the plan and its batch, e4 (zoe knows mira) is deleted and another e4,
+    only about zoe, is posted: the forget deletes mira's e4, not the new one."""
+    assert isinstance(store, ErasableStore)
+    scenario(service, store, tenant)
+    monkeypatch.setattr(erasure, "TIMELINES_PER_TX", 1)
+    calls: list[int] = []
+
+    def swap_e4() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            service.delete_episode(tenant_id=tenant, episode_id="e4")
+            episode(service, tenant, "e4", t(3))
+            service.write_facts(
+                tenant_id=tenant, deltas=[delta("zoe", "city", "e4", t(3), value="lyon")]
+            )
+
+    done = forget(store, tenant_id=tenant, entity_id="mira", dry_run=False, between=swap_e4)
+    assert done.episodes == 3  # e1, e2, e5; mira's e4 was gone already
+    assert [
+        f.value for f in service.history(tenant_id=tenant, subject="zoe", predicate="city")
+    ] == ["lyon"]
+    assert service.get_episode(tenant_id=tenant, episode_id="e4").occurred_at == t(3)
+
+
+def test_a_retraction_left_by_an_interrupted_forget_goes_when_it_is_run_again(
+    store: Store, service: MemoryService, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mira's hobby, from e1, was retracted (a ledger entry of no episode); her city is
+    from e2. Cut off after e1's batch, the forget has already dropped the retraction with
+    e1: the versions that named the timeline went with e1, so a later run could not find
+    it. Run again, it ends as an uninterrupted forget does: no ledger entry left."""
+    assert isinstance(store, ErasableStore)
+    twin = f"{tenant}-twin"
+
+    def history(x: str) -> None:
+        for i, ep in enumerate(("e1", "e2")):
+            episode(service, x, ep, t(i))
+        (hobby,) = service.write_facts(
+            tenant_id=x, deltas=[delta("mira", "hobby", "e1", t(0), value="chess")]
+        ).facts
+        service.retract(tenant_id=x, fact_id=hobby.fact_id, valid_to=t(1))
+        service.write_facts(tenant_id=x, deltas=[delta("mira", "city", "e2", t(0), value="oslo")])
+
+    history(tenant)
+    history(twin)
+    try:
+        forget(store, tenant_id=twin, entity_id="mira", dry_run=False)
+        monkeypatch.setattr(erasure, "TIMELINES_PER_TX", 1)
+        calls: list[int] = []
+
+        def cut_off() -> None:
+            calls.append(1)
+            if len(calls) == 2:  # after the plan, then e1's batch
+                raise Interrupted
+
+        with pytest.raises(Interrupted):
+            forget(store, tenant_id=tenant, entity_id="mira", dry_run=False, between=cut_off)
+        forget(store, tenant_id=tenant, entity_id="mira", dry_run=False)
+        assert state(store, tenant)[1] == state(store, twin)[1] == []
+        assert state(store, tenant) == state(store, twin)
     finally:
         store.purge_tenant(tenant_id=twin)

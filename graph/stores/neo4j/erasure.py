@@ -26,6 +26,7 @@ TEMPLATES = {
     "erase.inventory",
     "erase.mentioning_episodes",
     "erase.merges",
+    "erase.timeline_locks",
     "erase.versions",
     "retention.episodes_before",
     "retention.expired_timelines",
@@ -93,6 +94,10 @@ class Neo4jEraseOps:
                 candidate_ids=list(candidate_ids),
                 merge_ids=list(merge_ids),
             )
+
+    def drop_timeline_locks(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        if keys:
+            self._run("erase.timeline_locks", tenant_id=tenant_id, keys=sorted(keys))
 
     def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
         (ends,) = self._run("erase.endpoints", tenant_id=tenant_id, entity_id=entity_id)

@@ -133,6 +133,9 @@ class SqliteEraseOps:
             [(tenant_id, c) for c in merge_ids],
         )
 
+    def drop_timeline_locks(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+        return None  # the file's one writer lock is the only lock: no rows to drop
+
     def erase_entity(self, *, tenant_id: str, entity_id: str, own_keys: Sequence[str]) -> None:
         p = (tenant_id, entity_id)
         self.c.execute("DELETE FROM facts WHERE tenant_id = ? AND subject = ?", p)
