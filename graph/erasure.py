@@ -496,6 +496,10 @@ class Plan:
     deleted: int = 0  # episodes deleted since, by this forget
     candidates: int = 0  # review candidates deleted with them
     done: set[str] = field(default_factory=set)  # the entity's timelines batches cleared
+    # The review candidates and merge candidates citing each episode, read once with the
+    # plan: a batch deletes those of its episodes by id, where reading the tenant's
+    # candidates in every batch would grow with all it ever held.
+    held: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     def batches(self, limit: int) -> list[list[str]]:
         """The episodes in order, in runs of at most ``limit`` timelines (one episode
@@ -521,11 +525,19 @@ def begin(tx: EraseTx, *, tenant_id: str, entity_id: str) -> Plan:
     }
     timelines = tx.entity_timelines(tenant_id=tenant_id, entity_id=entity_id)
     keys = frozenset(timelines).union(*episodes.values())
+    held: dict[str, tuple[list[str], list[str]]] = {ep: ([], []) for ep in episodes}
+    for c in tx.candidates(tenant_id=tenant_id):
+        if c.episode_id in held:
+            held[c.episode_id][0].append(c.candidate_id)
+    for m in tx.merges(tenant_id=tenant_id):
+        if m.episode_id in held:
+            held[m.episode_id][1].append(m.candidate_id)
     return Plan(
         episodes={ep: frozenset(ks) for ep, ks in episodes.items()},
         timelines=timelines,
         keys=keys,
         before=tx.inventory(tenant_id=tenant_id, keys=sorted(keys)),
+        held=held,
     )
 
 
@@ -549,7 +561,7 @@ def delete_episodes(
 ) -> Batch:
     """One batch of a forget, in one transaction: first everything about the entity on
     the timelines these episodes asserted on (as :func:`finish` does for the rest), then
-    the episodes, then the review candidates citing them.
+    the episodes, then the review candidates the plan saw citing them.
 
     In that order so that what a later run needs to find stays findable: once a batch
     has committed, no ledger entry about the entity is left on those timelines, and its
@@ -575,8 +587,15 @@ def delete_episodes(
     # Their lock nodes name the entity; its versions there may be gone with the episodes
     # (a run after an interruption would no longer find these keys).
     tx.drop_timeline_locks(tenant_id=tenant_id, keys=own)
-    candidates = _drop_candidates(tx, tenant_id=tenant_id, erased=set(episodes), entity_id=None)
-    return Batch(episodes=len(episodes), candidates=candidates, cleared=frozenset(mine))
+    candidate_ids = [c for ep in episodes for c in plan.held.get(ep, ([], []))[0]]
+    merge_ids = [m for ep in episodes for m in plan.held.get(ep, ([], []))[1]]
+    if candidate_ids or merge_ids:
+        tx.delete_candidates(tenant_id=tenant_id, candidate_ids=candidate_ids, merge_ids=merge_ids)
+    return Batch(
+        episodes=len(episodes),
+        candidates=len(candidate_ids) + len(merge_ids),
+        cleared=frozenset(mine),
+    )
 
 
 def forget_entity(tx: EraseTx, *, tenant_id: str, entity_id: str, dry_run: bool) -> ForgetResult:
@@ -699,15 +718,13 @@ def tally(
     )
 
 
-def _drop_candidates(
-    tx: EraseTx, *, tenant_id: str, erased: set[str], entity_id: str | None
-) -> int:
+def _drop_candidates(tx: EraseTx, *, tenant_id: str, erased: set[str], entity_id: str) -> int:
     """Delete the review candidates that cite an ``erased`` episode or name the entity;
     how many."""
     held = [
         c
         for c in tx.candidates(tenant_id=tenant_id)
-        if c.episode_id in erased or (entity_id is not None and _names(c.delta_json, entity_id))
+        if c.episode_id in erased or _names(c.delta_json, entity_id)
     ]
     merges = [
         m
