@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -128,7 +129,22 @@ def derived_id(fact_id: str, cutter_id: str) -> str:
 
 
 def _sorted(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
-    return tuple(sorted(intervals, key=lambda i: i.valid_from))
+    return tuple(sorted(intervals, key=_start))
+
+
+def _start(i: Interval) -> datetime:
+    return i.valid_from
+
+
+def _fact_id(i: Interval) -> str:
+    return i.fact_id
+
+
+# A timeline's intervals never overlap (every placement cuts what it lands on, and an
+# interval is never empty), so sorted by valid_from they have distinct starts and each
+# instant lies in at most one: the functions below find an interval by bisection and
+# change the sorted tuple where it changes, where scanning and re-sorting it for every
+# assertion made folding a timeline quadratic (1.4 s at 4,000 entries).
 
 
 def apply_assertion(
@@ -138,12 +154,16 @@ def apply_assertion(
     strict: bool = True,
     index: int | None = None,
     timeline: str = "",
+    seen: set[str] | None = None,
 ) -> tuple[tuple[Interval, ...], Outcome]:
     """Apply one assertion to a timeline's intervals.
 
     ``strict`` is True for a new write (a ``reject`` conflict raises) and False when
     re-folding recorded assertions, where a ``reject`` conflict that deleting an episode
     brought about is settled in favour of the later recorded fact instead of failing.
+    ``seen``: every fact id that has been in ``state``, when the caller keeps them
+    (:func:`fold`, from an empty state); no other id can be in it, and the ids this
+    assertion places are added.
     """
     if a.kind == "retract":
         return retract(state, fact_id=a.fact_id, at=a.valid_to, strict=strict), Outcome(
@@ -153,7 +173,8 @@ def apply_assertion(
     assert a.valid_from is not None
     assert a.source_episode_id is not None
     start, end = a.valid_from, a.valid_to
-    same_start = next((i for i in state if i.valid_from == start), None)
+    at = bisect_left(state, start, key=_start)
+    same_start = state[at] if at < len(state) and state[at].valid_from == start else None
     restated = same_start is not None and same_start.claim.same_statement(a.claim)
     if same_start is not None and restated:
         # Open: placing it would give exactly this interval again. Bounded with another
@@ -162,8 +183,9 @@ def apply_assertion(
             if a.source_episode_id in same_start.sources:
                 return tuple(state), Outcome(WriteStatus.UNCHANGED, same_start.fact_id)
             merged = replace(same_start, sources=(*same_start.sources, a.source_episode_id))
-            rest = [i for i in state if i is not same_start]
-            return _sorted([*rest, merged]), Outcome(WriteStatus.CORROBORATED, merged.fact_id)
+            out = list(state)
+            out[at] = merged  # the same start: the same place
+            return tuple(out), Outcome(WriteStatus.CORROBORATED, merged.fact_id)
     elif same_start is not None:
         policy = a.policy
         if not strict and policy == ConflictPolicy.REJECT:
@@ -188,14 +210,16 @@ def apply_assertion(
             return tuple(state), Outcome(WriteStatus.KEPT_EXISTING, same_start.fact_id)
 
     new_sources = (a.source_episode_id,)
-    if any(i.fact_id == a.fact_id for i in state):
+    if (seen is None or a.fact_id in seen) and a.fact_id in map(_fact_id, state):
         # Only in a re-fold: a corroboration recorded under the id of a fact that is still
         # there but no longer starts where it did (its first source's interval came back
         # whole). It becomes an interval of its own, under an id derived from its entry.
         a = replace(a, fact_id=derived_id(a.fact_id, f"#{a.seq}"))
+    if seen is not None:
+        seen.add(a.fact_id)
     if end is None:
         return _place_open(state, a, new_sources)
-    return _place_bounded(state, a, new_sources, end)
+    return _place_bounded(state, a, new_sources, end, seen)
 
 
 def _place_open(
@@ -204,30 +228,44 @@ def _place_open(
     assert a.claim is not None
     assert a.valid_from is not None
     start = a.valid_from
-    host = next((i for i in state if i.contains(start)), None)
-    out = [i for i in state if i is not host]
+    out = list(state)
+    at = bisect_right(state, start, key=_start)  # the first interval starting after us
+    host = state[at - 1] if at > 0 and state[at - 1].contains(start) else None
     if host is not None:
         # Cut the host at our start; we inherit its end.
         if host.valid_from < start:
-            out.append(replace(host, valid_to=start))
+            out[at - 1] = replace(host, valid_to=start)
+        else:
+            del out[at - 1]
+            at -= 1
         new = Interval(a.fact_id, start, host.valid_to, a.claim, sources, (host.fact_id,))
     else:
         # In a gap or before everything: end where the next interval begins.
-        following = [i.valid_from for i in state if i.valid_from > start]
-        new = Interval(a.fact_id, start, min(following) if following else None, a.claim, sources)
-    out.append(new)
-    return _sorted(out), Outcome(WriteStatus.CREATED, a.fact_id)
+        following = state[at].valid_from if at < len(state) else None
+        new = Interval(a.fact_id, start, following, a.claim, sources)
+    out.insert(at, new)
+    return tuple(out), Outcome(WriteStatus.CREATED, a.fact_id)
 
 
 def _place_bounded(
-    state: Sequence[Interval], a: Assertion, sources: tuple[str, ...], end: datetime
+    state: Sequence[Interval],
+    a: Assertion,
+    sources: tuple[str, ...],
+    end: datetime,
+    seen: set[str] | None,
 ) -> tuple[tuple[Interval, ...], Outcome]:
     assert a.claim is not None
     assert a.valid_from is not None
     start = a.valid_from
+    # Only the intervals from the one holding our start (if any) to the last starting
+    # before our end can overlap us; the others stay where they are.
+    lo = bisect_right(state, start, key=_start)
+    if lo > 0 and state[lo - 1].overlaps(start, end):
+        lo -= 1
+    hi = max(lo, bisect_left(state, end, key=_start))
     out: list[Interval] = []
     cut: list[str] = []
-    for i in state:
+    for i in state[lo:hi]:
         if not i.overlaps(start, end):
             out.append(i)
             continue
@@ -239,8 +277,10 @@ def _place_bounded(
             # What we overlapped resumes after our portion.
             piece_id = derived_id(i.fact_id, a.fact_id) if left else i.fact_id
             out.append(replace(i, fact_id=piece_id, valid_from=end, supersedes=()))
+            if seen is not None:
+                seen.add(piece_id)
     out.append(Interval(a.fact_id, start, end, a.claim, sources, tuple(cut)))
-    return _sorted(out), Outcome(WriteStatus.CREATED, a.fact_id)
+    return (*state[:lo], *_sorted(out), *state[hi:]), Outcome(WriteStatus.CREATED, a.fact_id)
 
 
 def ledger_entry(a: Assertion, outcome: Outcome) -> Assertion:
@@ -259,7 +299,8 @@ def retract(
     state: Sequence[Interval], *, fact_id: str, at: datetime | None, strict: bool = True
 ) -> tuple[Interval, ...]:
     """End ``fact_id`` at ``at`` without a replacement."""
-    target = next((i for i in state if i.fact_id == fact_id), None)
+    pos = next((k for k, i in enumerate(state) if i.fact_id == fact_id), None)
+    target = None if pos is None else state[pos]
     reason = None
     if target is None:
         reason = f"fact {fact_id} is not current on this timeline"
@@ -274,14 +315,18 @@ def retract(
             raise invalid(reason, field="valid_to")
         return tuple(state)  # re-fold: its target is gone or no longer that long; skip
     assert target is not None
-    return _sorted([*(i for i in state if i is not target), replace(target, valid_to=at)])
+    assert pos is not None
+    out = list(state)
+    out[pos] = replace(target, valid_to=at)  # the same start: the same place
+    return tuple(out)
 
 
 def fold(assertions: Iterable[Assertion]) -> tuple[Interval, ...]:
     """The timeline that a sequence of recorded assertions produces."""
     state: tuple[Interval, ...] = ()
+    seen: set[str] = set()
     for a in sorted(assertions, key=lambda x: x.seq):
-        state, _ = apply_assertion(state, a, strict=False)
+        state, _ = apply_assertion(state, a, strict=False, seen=seen)
     return state
 
 
