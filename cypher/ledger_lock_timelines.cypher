@@ -1,5 +1,5 @@
 // name: ledger.lock_timelines
-// params: tenant_id, keys
+// params: tenant_id, keys, since
 // mode: write
 // Lock the timelines, then read their versions not retired in system time, in one round
 // trip (the ledger reads them next; the store keeps this answer for that call). A write
@@ -15,5 +15,6 @@ UNWIND locked AS key
 MATCH ()-[r:FACT {tenant_id: $tenant_id, timeline_key: key}]->()
 USING INDEX r:FACT(tenant_id, timeline_key)
 WHERE r.retired_at IS NULL
+  AND ($since IS NULL OR r.valid_to IS NULL OR r.valid_to > $since)
 // include: fact_projection
 ORDER BY r.valid_from

@@ -286,7 +286,9 @@ class Preview:
             self._ledger[k] = list(ledgers.get(k, []))
 
     # -- reads -------------------------------------------------------------------------
-    def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+    def lock_timelines(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> None:
         self._load(tenant_id, keys)  # nothing to lock: a snapshot does not change
 
     def system_time(self, *, tenant_id: str, wall: datetime) -> datetime:
@@ -300,11 +302,18 @@ class Preview:
         found = self._reads.entities(tenant_id=tenant_id, entity_ids=entity_ids)
         return {e: x for e, x in found.items() if e not in self._gone_entities}
 
-    def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+    def current_versions(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> dict[str, list[Fact]]:
         self._load(tenant_id, keys)
         return {
             k: sorted(
-                (f for f in self._versions[k].values() if f.retired_at is None),
+                (
+                    f
+                    for f in self._versions[k].values()
+                    if f.retired_at is None
+                    and (since is None or f.valid_to is None or f.valid_to > since)
+                ),
                 key=lambda f: f.valid_from,
             )
             for k in keys

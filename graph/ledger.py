@@ -184,8 +184,11 @@ def write_facts(
         for c in checked
     ]
     unique_keys = sorted(set(keys))  # one lock order for every writer: no deadlocks
-    tx.lock_timelines(tenant_id=tenant_id, keys=unique_keys)
-    current = tx.current_versions(tenant_id=tenant_id, keys=unique_keys)
+    # Nothing of a timeline that ends before the batch's earliest fact starts can change:
+    # a write to a long timeline reads its present, not its whole past.
+    since = min(c.valid_from for c in checked)
+    tx.lock_timelines(tenant_id=tenant_id, keys=unique_keys, since=since)
+    current = tx.current_versions(tenant_id=tenant_id, keys=unique_keys, since=since)
     floor = _latest([f for fs in current.values() for f in fs])
     now = tx.system_time(tenant_id=tenant_id, wall=CLOCK.now(after=floor))
     base_seq = int(now.timestamp() * 1_000_000) * 1000

@@ -25,8 +25,12 @@ from graph.temporal import Assertion
 class LedgerTx(Protocol):
     """One store transaction. Everything done through it commits together or not at all."""
 
-    def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
-        """Serialise writers on these timelines until the transaction ends."""
+    def lock_timelines(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> None:
+        """Serialise writers on these timelines until the transaction ends. ``since``: what
+        the ``current_versions`` call that follows will pass (a store that reads with the
+        locks reads only that)."""
 
     def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
         """Whether ``owner`` still holds the extraction lease of the episode (it is
@@ -51,8 +55,13 @@ class LedgerTx(Protocol):
     def upsert_entities(self, *, tenant_id: str, entities: Sequence[Entity]) -> None:
         """Create these entities, or set the type of existing ones."""
 
-    def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
-        """Versions not retired in system time, per timeline key."""
+    def current_versions(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> dict[str, list[Fact]]:
+        """Versions not retired in system time, per timeline key, in valid_from order. With
+        ``since``, only those whose validity ends after it or never: all that placing facts
+        that start at ``since`` or later can change (a write reads no more of a long
+        timeline's past than its earliest fact reaches)."""
 
     def current_fact(self, *, tenant_id: str, fact_id: str) -> Fact | None: ...
 

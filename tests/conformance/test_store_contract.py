@@ -18,6 +18,7 @@ from graph.model import (
     ValueType,
     WriteStatus,
 )
+from graph.port import Store
 from graph.schema import MemorySchema, PredicateSpec
 from graph.service import MemoryService
 from graph.timeutil import utcnow
@@ -530,3 +531,40 @@ def test_one_batch_may_settle_its_own_equal_start_conflict(
         )
     assert info.value.index == 1
     assert history(service, tenant) == [("B", t(0), None, "e1")]
+
+
+def test_a_write_reads_only_what_its_facts_can_change(
+    store: Store, service: MemoryService, tenant: str
+) -> None:
+    """``current_versions(since=…)`` returns the versions whose validity ends after
+    ``since`` or never (half-open: one that ends exactly then is left out), and a write
+    reads no more: facts placed late, at the boundary and before everything still land
+    where the whole timeline would put them."""
+    episode(service, tenant, "e1")
+    service.write_facts(tenant_id=tenant, deltas=[deadline(f"v{i}", t(i), "e1") for i in range(10)])
+    key = '["mira","passport_deadline"]'
+
+    def read(since: datetime | None) -> list[object]:
+        with store.transaction() as tx:
+            tx.lock_timelines(tenant_id=tenant, keys=[key], since=since)
+            got = tx.current_versions(tenant_id=tenant, keys=[key], since=since)
+            # Asked again with another bound: read again, not the locked answer.
+            again = tx.current_versions(tenant_id=tenant, keys=[key], since=None)
+        assert len(again[key]) == 10
+        return [f.value for f in got[key]]
+
+    assert read(None) == [f"v{i}" for i in range(10)]
+    assert read(t(7)) == ["v7", "v8", "v9"]  # v6 ends at t(7): nothing after t(7) touches it
+    assert read(t(6.5)) == ["v6", "v7", "v8", "v9"]
+    assert read(t(20)) == ["v9"]  # the open one
+    episode(service, tenant, "e2")
+    # One write each: the first reads from t(6.5) (v6 holds it and is cut), the second
+    # from t(-1) (before everything: it ends where v0 begins).
+    service.write_facts(tenant_id=tenant, deltas=[deadline("late", t(6.5), "e2")])
+    service.write_facts(tenant_id=tenant, deltas=[deadline("first", t(-1), "e2")])
+    assert [(v, s, e) for v, s, e, _ in history(service, tenant)] == [
+        ("first", t(-1), t(0)),
+        *((f"v{i}", t(i), t(i + 1) if i != 6 else t(6.5)) for i in range(7)),
+        ("late", t(6.5), t(7)),
+        *((f"v{i}", t(i), t(i + 1) if i < 9 else None) for i in range(7, 10)),
+    ]

@@ -148,7 +148,9 @@ class Neo4jLedgerTx:
         self._tenant = ""  # the tenant of the buffered mutations
         # The versions ledger.lock_timelines returned with its locks, for the ledger's
         # current_versions call that follows; gone at the next write or read.
-        self._locked_versions: tuple[str, frozenset[str], dict[str, list[Fact]]] | None = None
+        self._locked_versions: (
+            tuple[str, frozenset[str], datetime | None, dict[str, list[Fact]]] | None
+        ) = None
 
     def _run(self, name: str, **params: Any) -> list[Row]:
         self.flush()
@@ -179,14 +181,21 @@ class Neo4jLedgerTx:
             self.flush()
         self._tenant = tenant_id
 
-    def lock_timelines(self, *, tenant_id: str, keys: Sequence[str]) -> None:
+    def lock_timelines(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> None:
         if keys:
-            rows = self._run("ledger.lock_timelines", tenant_id=tenant_id, keys=sorted(keys))
+            rows = self._run(
+                "ledger.lock_timelines",
+                tenant_id=tenant_id,
+                keys=sorted(keys),
+                since=None if since is None else to_neo(since),
+            )
             versions: dict[str, list[Fact]] = {}
             for r in rows:
                 f = fact_from_props(r["fact"])
                 versions.setdefault(r["fact"]["timeline_key"], []).append(f)
-            self._locked_versions = (tenant_id, frozenset(keys), versions)
+            self._locked_versions = (tenant_id, frozenset(keys), since, versions)
 
     def holds_lease(self, *, tenant_id: str, episode_id: str, owner: str) -> bool:
         rows = self._run(
@@ -258,16 +267,26 @@ class Neo4jLedgerTx:
         self._buffer("entities", rows)
         self._locked.update(e.entity_id for e in entities)
 
-    def current_versions(self, *, tenant_id: str, keys: Sequence[str]) -> dict[str, list[Fact]]:
+    def current_versions(
+        self, *, tenant_id: str, keys: Sequence[str], since: datetime | None = None
+    ) -> dict[str, list[Fact]]:
         out: dict[str, list[Fact]] = {k: [] for k in keys}
         locked, self._locked_versions = self._locked_versions, None
-        if locked is not None and locked[0] == tenant_id and locked[1].issuperset(keys):
+        if (
+            locked is not None
+            and locked[0] == tenant_id
+            and locked[1].issuperset(keys)
+            and locked[2] == since
+        ):
             # What lock_timelines read with its locks: nothing was run or buffered since.
             for k in keys:
-                out[k] = list(locked[2].get(k, []))
+                out[k] = list(locked[3].get(k, []))
             return out
         if keys:
-            for r in self._run("ledger.current_versions", tenant_id=tenant_id, keys=list(keys)):
+            bound = None if since is None else to_neo(since)
+            for r in self._run(
+                "ledger.current_versions", tenant_id=tenant_id, keys=list(keys), since=bound
+            ):
                 f = r["fact"]
                 out[f["timeline_key"]].append(fact_from_props(f))
         return out
