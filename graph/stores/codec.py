@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from graph.model import Cardinality, ConflictPolicy, Episode, ValueType
+from graph.retrieval.port import HeldVersion
 from graph.temporal import Assertion, Claim
 from graph.timeutil import to_db
 
@@ -134,3 +135,12 @@ class Decoded(Mapping[str, T], Generic[R, T]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+
+def held_version(row: Sequence[Any], sources: Iterable[str]) -> HeldVersion:
+    """A staleness check's row as both stores read it: fact id, subject, predicate,
+    object, value (stored JSON), valid now, single-valued (then the sources, decoded by
+    the store)."""
+    fact_id, subject, predicate, obj, value_json, now, single = row[:7]
+    said = obj if obj is not None else load_value(value_json)
+    return HeldVersion(fact_id, subject, predicate, said, bool(now), bool(single), tuple(sources))

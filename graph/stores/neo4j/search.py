@@ -51,7 +51,7 @@ from graph.retrieval.port import (
     Window,
 )
 from graph.retrieval.text import index_terms, lucene_query
-from graph.stores.codec import Decoded, load_value
+from graph.stores.codec import Decoded, held_version
 from graph.stores.neo4j.codec import (
     Row,
     entity_from_props,
@@ -598,18 +598,7 @@ def fulltext_query(tenant_id: str, kind: ItemKind, terms: Sequence[str], window:
 
 def _held(rows: Sequence[list[Any]]) -> list[HeldVersion]:
     """search.staleness's lists (fragment held_version), as HeldVersions."""
-    return [
-        HeldVersion(
-            fact_id,
-            subject,
-            predicate,
-            obj if obj is not None else load_value(value_json),
-            bool(now),
-            bool(single),
-            tuple(sources or ()),
-        )
-        for fact_id, subject, predicate, obj, value_json, now, single, sources in rows
-    ]
+    return [held_version(r, r[7] or ()) for r in rows]
 
 
 def _ids(ids: Sequence[str]) -> list[str]:

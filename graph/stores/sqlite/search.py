@@ -46,7 +46,7 @@ from graph.retrieval.port import (
     uncovered,
 )
 from graph.retrieval.text import fts5_query
-from graph.stores.codec import Decoded, load_value
+from graph.stores.codec import Decoded, held_version
 from graph.stores.sqlite.bm25 import Averages, idf, score, varint
 from graph.stores.sqlite.codec import (
     FACT_COLUMNS,
@@ -795,18 +795,7 @@ class SqliteSearch:
             f" AND {where} AND {_KNOWN}",
             params,
         )
-        return [
-            HeldVersion(
-                fact_id,
-                subject,
-                predicate,
-                obj if obj is not None else load_value(value_json),
-                bool(now),
-                bool(single),
-                tuple(id_list(sources_json)),
-            )
-            for fact_id, subject, predicate, obj, value_json, now, single, sources_json in rows
-        ]
+        return [held_version(r, id_list(r[7])) for r in rows]
 
     def episodes_by_id(
         self, *, tenant_id: str, episode_ids: Sequence[str], known_at: datetime
